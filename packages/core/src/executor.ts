@@ -1,0 +1,36 @@
+/** The Executor port: how a node runs one attempt (process, docker, simulated; later slurm, kubernetes). */
+import type { JobSpec, LogStream, OutputFile } from '@gpux/protocol';
+
+export interface ExecutionRequest {
+  attemptId: string;
+  jobId: string;
+  spec: JobSpec;
+  /** Indices of the GPUs assigned to this attempt (the only ones it may see). */
+  gpuIndices: number[];
+  gpuUuids: string[];
+}
+
+export interface ExecutionOutcome {
+  outcome: 'succeeded' | 'failed' | 'cancelled';
+  /** The program's exit code; null when it never ran to an exit (executor error, killed on timeout/cancel). */
+  exitCode: number | null;
+  error: string | null;
+  outputs: OutputFile[];
+  outputDigest: string;
+  durationMs: number;
+}
+
+export type LogSink = (stream: LogStream, data: string) => void;
+
+export type StopReason = 'cancelled' | 'lease-lost' | 'shutdown';
+
+export interface Execution {
+  readonly done: Promise<ExecutionOutcome>;
+  /** Stop the attempt; `done` then resolves with outcome cancelled. Safe to call twice. */
+  stop(reason: StopReason): Promise<void>;
+}
+
+export interface Executor {
+  readonly kind: 'process' | 'docker' | 'simulated';
+  start(req: ExecutionRequest, log: LogSink): Promise<Execution>;
+}

@@ -1,0 +1,10 @@
+/** @gpux/core: pure domain logic and the ports it needs. No I/O imports. */
+export * from './errors.js';
+export * from './ports.js';
+export * from './ids.js';
+export * from './records.js';
+export * from './store.js';
+export * from './lifecycle.js';
+export * from './capacity-index.js';
+export * from './scheduler.js';
+export * from './executor.js';

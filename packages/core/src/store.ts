@@ -1,0 +1,121 @@
+/**
+ * The Store port: durable state of the coordinator, in domain verbs. One Kysely implementation serves
+ * SQLite and PostgreSQL (packages/coordinator/src/store). Every method that changes a job, an attempt or a
+ * node writes its event rows in the same transaction. Methods that take a `decide` callback run it inside
+ * the transaction on the freshly read job, so the state change and its cause commit together.
+ */
+import type { JobState, LogEntry, NodeAdminState, NodeAdvertisement, NodeStatus, OutputFile } from '@gpux/protocol';
+import type {
+  AttemptRecord,
+  EventRecord,
+  FinishAttemptInput,
+  JobRecord,
+  NewJob,
+  NodeRecord,
+  Placement,
+  Role,
+  StoredLogEntry,
+  TokenRecord,
+  TransitionDecider,
+} from './records.js';
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; pass back to get the next page. null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface LostAttempt {
+  attemptId: string;
+  jobId: string;
+  nodeId: string;
+  /** The job's state after the loss: queued (will retry), failed (out of retries) or cancelled. */
+  jobState: JobState;
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Apply pending numbered migrations. Idempotent. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  // ---- tokens ----
+  createToken(token: TokenRecord): Promise<void>;
+  findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
+  countTokens(role?: Role): Promise<number>;
+
+  // ---- jobs ----
+  /**
+   * Insert a queued job and its `job.submitted` event in one transaction. When (buyerId, idempotencyKey)
+   * already exists, returns the existing job with created=false and writes nothing.
+   */
+  submitJob(job: NewJob): Promise<{ job: JobRecord; created: boolean }>;
+  getJob(id: string): Promise<JobRecord | undefined>;
+  /** Newest first. */
+  listJobs(q: { buyerId?: string; states?: JobState[]; limit: number; cursor?: string }): Promise<Page<JobRecord>>;
+  /**
+   * Cancel: a queued job becomes cancelled at once (stopAttemptIds empty). An assigned or running job
+   * gets cancelRequested=true and stays in its state until its attempt ends; its active attempt ids are
+   * returned. A finished job: throws GpuxError JOB_FINISHED. Unknown: JOB_NOT_FOUND.
+   */
+  requestCancel(jobId: string, now: number): Promise<{ job: JobRecord; stopAttemptIds: string[] }>;
+  /** Queued jobs with runAfter null or <= now and no cancel request, oldest first (uses an index). */
+  claimQueued(now: number, limit: number): Promise<JobRecord[]>;
+  /**
+   * Write a scheduling pass in one transaction: per placement, insert the attempt (state assigned, lease),
+   * move the job to assigned, bump attemptCount, set currentAttemptId, write `job.assigned`. A placement
+   * whose job is no longer queued is skipped. Returns the attempts written.
+   */
+  assign(placements: Placement[], now: number): Promise<AttemptRecord[]>;
+
+  // ---- attempts ----
+  getAttempt(id: string): Promise<AttemptRecord | undefined>;
+  listAttempts(jobId: string): Promise<AttemptRecord[]>;
+  /** Attempts in state assigned or running, of one node or of all nodes. */
+  listActiveAttempts(nodeId?: string): Promise<AttemptRecord[]>;
+  /**
+   * assigned -> running (job too, startedAt set). Idempotent when already running. Returns whether the
+   * job has a cancel request. Throws ATTEMPT_NOT_FOUND if the attempt is not this node's, CONFLICT if it
+   * is no longer active.
+   */
+  startAttempt(attemptId: string, nodeId: string, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }>;
+  /**
+   * End an attempt with the node's signed result. Idempotent: the same report again returns
+   * duplicate=true; a different report for an ended attempt throws CONFLICT. `decide` picks the job's
+   * next state. Outputs are stored with the attempt.
+   */
+  finishAttempt(input: FinishAttemptInput, decide: TransitionDecider): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }>;
+  getOutputs(attemptId: string): Promise<OutputFile[]>;
+
+  // ---- logs ----
+  /** Append entries; an entry whose (attemptId, seq) exists is ignored. Returns how many were new. */
+  appendLogs(jobId: string, attemptId: string, entries: LogEntry[]): Promise<number>;
+  /** Entries with cursor > after, in cursor order. */
+  readLogs(jobId: string, after: number, limit: number): Promise<StoredLogEntry[]>;
+
+  // ---- nodes ----
+  /** Insert or update (same id = same key) a node: status online, lastHeartbeatAt = now, event node.registered. */
+  registerNode(node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number }): Promise<NodeRecord>;
+  getNode(id: string): Promise<NodeRecord | undefined>;
+  /** Ordered by id. */
+  listNodes(q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<Page<NodeRecord>>;
+  /**
+   * A heartbeat: lastHeartbeatAt = now, status online (event node.online if it was offline), and every
+   * active attempt of the node gets leaseExpiresAt. Returns the active attempts whose job has a cancel request.
+   */
+  heartbeat(nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }>;
+  setNodeAdminState(nodeId: string, state: NodeAdminState, now: number): Promise<NodeRecord>;
+  /** Online nodes whose last heartbeat is older than `cutoff` become offline (event node.offline). Returns their ids. */
+  markStaleNodesOffline(cutoff: number, now: number): Promise<string[]>;
+  /**
+   * Active attempts whose lease expired before `now` become lost (event attempt.lost); `decide` moves each
+   * job on (requeue with backoff, fail, or cancel). At most `limit` per call.
+   */
+  expireLeases(now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]>;
+  /** On coordinator start: push every active lease to at least `minExpiresAt` so a restart expires nothing healthy. */
+  extendActiveLeases(minExpiresAt: number): Promise<number>;
+
+  // ---- history and counts ----
+  listEvents(subject: 'job' | 'node', subjectId: string, limit: number): Promise<EventRecord[]>;
+  countJobsByState(): Promise<Record<JobState, number>>;
+}

@@ -1,0 +1,63 @@
+/** Bodies of the signed node-agent API (/v1/agent/...). */
+import { z } from 'zod';
+import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
+import { JobSpec } from './job-spec.js';
+import { NodeAdvertisement } from './node.js';
+
+export const RegisterRequest = z.object({
+  publicKey: z.string().describe('ed25519 public key, base64 of the 32 raw bytes'),
+  advertisement: NodeAdvertisement,
+});
+export type RegisterRequest = z.input<typeof RegisterRequest>;
+export const RegisterResponse = z.object({
+  nodeId: z.string(),
+  heartbeatIntervalMs: z.number().int(),
+  leaseTtlMs: z.number().int(),
+  serverTime: z.number().int(),
+});
+export type RegisterResponse = z.infer<typeof RegisterResponse>;
+
+export const HeartbeatRequest = z.object({
+  activeAttemptIds: z.array(z.string()).max(1024).describe('Attempts the agent is currently holding'),
+});
+export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
+export const HeartbeatResponse = z.object({
+  cancel: z.array(z.string()).describe('Attempts to stop now (job cancelled, or the lease was lost)'),
+  heartbeatIntervalMs: z.number().int(),
+  serverTime: z.number().int(),
+});
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+export const Assignment = z.object({
+  attemptId: z.string(),
+  jobId: z.string(),
+  spec: JobSpec,
+  gpuIndices: z.array(z.number().int()),
+  leaseExpiresAt: z.number().int(),
+});
+export type Assignment = z.infer<typeof Assignment>;
+
+export const WorkQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(60000).default(25000) });
+export const WorkResponse = z.object({ assignments: z.array(Assignment) });
+export type WorkResponse = z.infer<typeof WorkResponse>;
+
+export const StartAttemptResponse = z.object({ ok: z.literal(true), cancel: z.boolean().describe('The job was cancelled meanwhile: stop it') });
+export type StartAttemptResponse = z.infer<typeof StartAttemptResponse>;
+
+export const LogBatch = z.object({ entries: z.array(LogEntry).min(1).max(1000) });
+export type LogBatch = z.infer<typeof LogBatch>;
+export const LogBatchResponse = z.object({ accepted: z.number().int(), cancel: z.boolean() });
+export type LogBatchResponse = z.infer<typeof LogBatchResponse>;
+
+/** The signed result commitment of one attempt. The whole request body is signed by the node key. */
+export const ResultReport = z.object({
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  exitCode: z.number().int().nullable(),
+  error: z.string().max(4096).nullable().default(null).describe('e.g. "timed out after 60 s", "executor failed: …"'),
+  outputDigest: z.string().regex(/^[0-9a-f]{64}$/).describe('sha256 over the sorted "path\\0sha256\\n" lines of all outputs'),
+  outputs: z.array(OutputFile).max(1000),
+  metrics: AttemptMetrics,
+});
+export type ResultReport = z.input<typeof ResultReport>;
+export const ResultResponse = z.object({ accepted: z.boolean(), duplicate: z.boolean() });
+export type ResultResponse = z.infer<typeof ResultResponse>;

@@ -1,0 +1,76 @@
+/** The job spec a buyer submits (YAML or JSON through the CLI). */
+import { z } from 'zod';
+
+const MAX_INPUT_BYTES = 1024 * 1024;
+
+/** A relative path inside the inputs/outputs dir: no absolute paths, no `..`, no backslashes. */
+export const RelativePath = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((p) => !p.startsWith('/') && !p.includes('\\') && !p.split('/').some((s) => s === '..' || s === '' || s === '.'), {
+    message: 'must be a relative path like "data/in.txt" with no "..", "." or empty segments',
+  });
+
+export const GpuRequest = z
+  .object({
+    count: z.number().int().min(0).max(64).default(0).describe('GPUs on one node; 0 for a CPU-only job'),
+    vendor: z.enum(['nvidia', 'amd']).optional(),
+    models: z.array(z.string().min(1)).min(1).optional().describe('Accepted model names, matched case-insensitively as substrings, e.g. ["H100", "A100"]'),
+    minVramGb: z.number().positive().optional(),
+  })
+  .strict();
+
+export const Resources = z
+  .object({
+    gpu: GpuRequest.default({ count: 0 }),
+    cpuCores: z.number().positive().max(1024).optional(),
+    memoryGb: z.number().positive().max(16384).optional(),
+  })
+  .strict();
+
+export const InputFile = z
+  .object({
+    path: RelativePath,
+    content: z.string(),
+    encoding: z.enum(['utf8', 'base64']).default('utf8'),
+  })
+  .strict();
+
+export const Constraints = z
+  .object({
+    region: z.string().min(1).optional(),
+    nodeLabels: z.record(z.string(), z.string()).optional().describe('Labels the node must carry with these exact values'),
+  })
+  .strict();
+
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
+const LabelKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._/-]{0,62}$/, 'must be 1-63 characters of letters, digits, ".", "_", "/", "-"');
+
+export const JobSpec = z
+  .object({
+    name: z.string().min(1).max(128),
+    image: z.string().min(1).max(512).describe('Container image, e.g. "busybox:1.36" or "repo/img@sha256:…"'),
+    command: z.array(z.string()).min(1).describe('Program and its leading arguments'),
+    args: z.array(z.string()).default([]),
+    env: z.record(EnvName, z.string()).default({}),
+    resources: Resources.default({ gpu: { count: 0 } }),
+    inputs: z
+      .array(InputFile)
+      .max(64)
+      .default([])
+      .refine((files) => files.reduce((n, f) => n + f.content.length, 0) <= MAX_INPUT_BYTES, {
+        message: `inline inputs may hold at most ${MAX_INPUT_BYTES} bytes in all`,
+      })
+      .refine((files) => new Set(files.map((f) => f.path)).size === files.length, { message: 'input paths must be unique' }),
+    timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    maxRetries: z.number().int().min(0).max(20).default(3),
+    labels: z.record(LabelKey, z.string().max(256)).default({}),
+    constraints: Constraints.default({}),
+  })
+  .strict();
+
+/** What the buyer writes (defaults optional). */
+export type JobSpecInput = z.input<typeof JobSpec>;
+/** What the system stores (defaults applied). */
+export type JobSpec = z.output<typeof JobSpec>;

@@ -1,0 +1,94 @@
+/** Jobs, attempts, events, logs and results as the API shows them to buyers and operators. */
+import { z } from 'zod';
+import { JobSpec } from './job-spec.js';
+
+export const JOB_STATES = ['queued', 'assigned', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const JobState = z.enum(JOB_STATES);
+export type JobState = z.infer<typeof JobState>;
+export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
+
+/** lost: the node stopped heartbeating (or vanished) while holding the lease. */
+export const ATTEMPT_STATES = ['assigned', 'running', 'succeeded', 'failed', 'lost', 'cancelled'] as const;
+export const AttemptState = z.enum(ATTEMPT_STATES);
+export type AttemptState = z.infer<typeof AttemptState>;
+export const ACTIVE_ATTEMPT_STATES: readonly AttemptState[] = ['assigned', 'running'];
+
+export const AttemptOutcome = z.enum(['succeeded', 'failed', 'cancelled']);
+export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
+
+export const JobView = z.object({
+  id: z.string(),
+  name: z.string(),
+  buyerId: z.string(),
+  state: JobState,
+  spec: JobSpec,
+  attemptCount: z.number().int().describe('Attempts made so far (retries = attemptCount - 1)'),
+  currentAttemptId: z.string().nullable(),
+  runAfter: z.number().int().nullable().describe('Epoch ms before which a queued job will not be placed (retry backoff)'),
+  exitCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  cancelRequested: z.boolean(),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+  startedAt: z.number().int().nullable(),
+  finishedAt: z.number().int().nullable(),
+});
+export type JobView = z.infer<typeof JobView>;
+
+export const AttemptView = z.object({
+  id: z.string(),
+  jobId: z.string(),
+  nodeId: z.string(),
+  state: AttemptState,
+  gpuIndices: z.array(z.number().int()),
+  exitCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  outputDigest: z.string().nullable(),
+  leaseExpiresAt: z.number().int().nullable(),
+  createdAt: z.number().int(),
+  startedAt: z.number().int().nullable(),
+  finishedAt: z.number().int().nullable(),
+});
+export type AttemptView = z.infer<typeof AttemptView>;
+
+export const EventView = z.object({
+  seq: z.number().int(),
+  at: z.number().int(),
+  subject: z.enum(['job', 'node']),
+  subjectId: z.string(),
+  type: z.string().describe('e.g. job.submitted, job.assigned, attempt.lost, node.offline'),
+  data: z.record(z.string(), z.unknown()),
+});
+export type EventView = z.infer<typeof EventView>;
+
+export const LogStream = z.enum(['stdout', 'stderr', 'system']);
+export type LogStream = z.infer<typeof LogStream>;
+
+export const LogEntry = z.object({
+  seq: z.number().int().min(0).describe('Per-attempt sequence number, from 0, assigned by the agent'),
+  stream: LogStream,
+  data: z.string(),
+  at: z.number().int(),
+});
+export type LogEntry = z.infer<typeof LogEntry>;
+
+export const JobLogEntry = LogEntry.extend({
+  attemptId: z.string(),
+  cursor: z.number().int().describe('Job-wide position; pass as `after` to read on'),
+});
+export type JobLogEntry = z.infer<typeof JobLogEntry>;
+
+export const OutputFile = z.object({
+  path: z.string(),
+  size: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  content: z.string().optional().describe('base64; absent when the file was too large to return inline'),
+});
+export type OutputFile = z.infer<typeof OutputFile>;
+
+export const AttemptMetrics = z.object({
+  durationMs: z.number().int().min(0),
+  logBytes: z.number().int().min(0).optional(),
+  logsTruncated: z.boolean().optional(),
+});
+export type AttemptMetrics = z.infer<typeof AttemptMetrics>;

@@ -1,0 +1,45 @@
+/** The route table of the /v1 API: one place that the coordinator, the OpenAPI document and the SDK share. */
+import type { z } from 'zod';
+import * as agent from './agent-api.js';
+import * as api from './api.js';
+
+export type Auth = 'none' | 'buyer' | 'operator' | 'node';
+
+export interface RouteDef {
+  method: 'GET' | 'POST';
+  path: string; // fastify style, e.g. /v1/jobs/:id
+  auth: Auth;
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  response: z.ZodType;
+}
+
+const r = <T extends RouteDef>(d: T) => d;
+
+/** `buyer` routes accept operator tokens too (operators see every buyer's jobs). */
+export const ROUTES = {
+  submitJob: r({ method: 'POST', path: '/v1/jobs', auth: 'buyer', summary: 'Submit a job (Idempotency-Key header makes retries safe)', body: api.SubmitJobRequest, response: api.SubmitJobResponse }),
+  listJobs: r({ method: 'GET', path: '/v1/jobs', auth: 'buyer', summary: 'List jobs, newest first', query: api.ListJobsQuery, response: api.ListJobsResponse }),
+  getJob: r({ method: 'GET', path: '/v1/jobs/:id', auth: 'buyer', summary: 'A job with its attempts and events', response: api.GetJobResponse }),
+  cancelJob: r({ method: 'POST', path: '/v1/jobs/:id/cancel', auth: 'buyer', summary: 'Cancel a job; a running attempt is stopped within one heartbeat', response: api.CancelJobResponse }),
+  jobLogs: r({ method: 'GET', path: '/v1/jobs/:id/logs', auth: 'buyer', summary: 'Log entries of all attempts; long-polls with waitMs', query: api.JobLogsQuery, response: api.JobLogsResponse }),
+  jobResult: r({ method: 'GET', path: '/v1/jobs/:id/result', auth: 'buyer', summary: 'Exit code and output files of the finished job', response: api.JobResultResponse }),
+  whoami: r({ method: 'GET', path: '/v1/whoami', auth: 'buyer', summary: 'The account behind the bearer token', response: api.WhoAmIResponse }),
+
+  listNodes: r({ method: 'GET', path: '/v1/nodes', auth: 'operator', summary: 'List nodes', query: api.ListNodesQuery, response: api.ListNodesResponse }),
+  getNode: r({ method: 'GET', path: '/v1/nodes/:id', auth: 'operator', summary: 'One node', response: api.GetNodeResponse }),
+  cordonNode: r({ method: 'POST', path: '/v1/nodes/:id/cordon', auth: 'operator', summary: 'Stop placing new work on the node', response: api.SetNodeAdminStateResponse }),
+  uncordonNode: r({ method: 'POST', path: '/v1/nodes/:id/uncordon', auth: 'operator', summary: 'Let the node take work again', response: api.SetNodeAdminStateResponse }),
+  drainNode: r({ method: 'POST', path: '/v1/nodes/:id/drain', auth: 'operator', summary: 'No new work; running attempts finish; `drained` turns true when idle', response: api.SetNodeAdminStateResponse }),
+  createToken: r({ method: 'POST', path: '/v1/tokens', auth: 'operator', summary: 'Create a bearer token for a new account', body: api.CreateTokenRequest, response: api.CreateTokenResponse }),
+
+  register: r({ method: 'POST', path: '/v1/agent/register', auth: 'node', summary: 'Register or re-register a node (signed with the key in the body)', body: agent.RegisterRequest, response: agent.RegisterResponse }),
+  heartbeat: r({ method: 'POST', path: '/v1/agent/heartbeat', auth: 'node', summary: 'Renew the node and its leases; returns attempts to cancel', body: agent.HeartbeatRequest, response: agent.HeartbeatResponse }),
+  work: r({ method: 'GET', path: '/v1/agent/work', auth: 'node', summary: 'Long-poll for assignments', query: agent.WorkQuery, response: agent.WorkResponse }),
+  startAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/start', auth: 'node', summary: 'The attempt is running', response: agent.StartAttemptResponse }),
+  attemptLogs: r({ method: 'POST', path: '/v1/agent/attempts/:id/logs', auth: 'node', summary: 'Append log entries (idempotent by seq)', body: agent.LogBatch, response: agent.LogBatchResponse }),
+  attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
+} as const satisfies Record<string, RouteDef>;
+
+export type RouteName = keyof typeof ROUTES;
