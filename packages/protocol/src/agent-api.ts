@@ -38,7 +38,10 @@ export const Assignment = z.object({
 export type Assignment = z.infer<typeof Assignment>;
 
 export const WorkQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(60000).default(25000) });
-export const WorkResponse = z.object({ assignments: z.array(Assignment) });
+export const WorkResponse = z.object({
+  assignments: z.array(Assignment),
+  cancel: z.array(z.string()).optional().describe('Attempts of this node to stop now (their job was cancelled); a cancel wakes the long-poll'),
+});
 export type WorkResponse = z.infer<typeof WorkResponse>;
 
 export const StartAttemptResponse = z.object({ ok: z.literal(true), cancel: z.boolean().describe('The job was cancelled meanwhile: stop it') });

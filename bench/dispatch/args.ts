@@ -1,0 +1,100 @@
+/** Command-line flags of the dispatch benchmark, parsed once (node:util parseArgs), with their defaults. */
+import { parseArgs } from 'node:util';
+
+export type Db = 'sqlite' | 'postgres';
+
+export interface BenchArgs {
+  agents: number;
+  jobs: number;
+  concurrency: number;
+  /** Offered rate of the fixed-rate phase, jobs/s; 0 skips the phase. */
+  rate: number;
+  rateSeconds: number;
+  dbs: Db[];
+  baseline: boolean;
+  /** Where the coordinator runs: its own child process (default) or this process. */
+  coordinator: 'child' | 'inproc';
+  /** Each phase gives up after this many seconds and reports what completed. */
+  phaseTimeoutS: number;
+  /** Write a V8 CPU profile of the coordinator (child mode) into bench/results/prof/. */
+  cpuProf: boolean;
+  /** SQLite's synchronous mode for the coordinator; null keeps its default (FULL). A diagnostic. */
+  sqliteSync: 'FULL' | 'NORMAL' | null;
+  /** Count the coordinator's Store calls per job (a diagnostic; adds a little overhead). */
+  storeCalls: boolean;
+  quick: boolean;
+  out: string;
+}
+
+export const USAGE = `usage: npm run bench:dispatch -- [options]
+  --agents N         agents (in-process, loopback HTTP)             default 20
+  --jobs N           jobs of the throughput phase                   default 2000 (quick 200)
+  --concurrency N    concurrent submitters in the throughput phase  default 16
+  --rate R           offered jobs/s of the fixed-rate phase (0: off) default 200
+  --rate-seconds S   length of the fixed-rate phase                 default 5 (quick 2)
+  --db LIST          sqlite,postgres                                 default both
+  --no-baseline      skip graphile-worker
+  --coordinator M    child | inproc                                  default child
+  --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
+  --sqlite-sync M    full | normal: SQLite's synchronous mode       default: the coordinator's (full)
+  --store-calls      count the coordinator's Store calls per job, by method
+  --cpu-prof         V8 CPU profile of the coordinator into bench/results/prof/
+  --quick            a ~30 s smoke run
+  --out FILE         JSON results                                    default bench/results/dispatch(-quick).json`;
+
+export function parseBenchArgs(argv: string[]): BenchArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      agents: { type: 'string' },
+      jobs: { type: 'string' },
+      concurrency: { type: 'string' },
+      rate: { type: 'string' },
+      'rate-seconds': { type: 'string' },
+      db: { type: 'string' },
+      'no-baseline': { type: 'boolean' },
+      coordinator: { type: 'string' },
+      'phase-timeout': { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
+      'sqlite-sync': { type: 'string' },
+      'store-calls': { type: 'boolean' },
+      quick: { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const num = (v: string | undefined, dflt: number, name: string): number => {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${v}`);
+    return n;
+  };
+  const dbs = (values.db ?? 'sqlite,postgres').split(',').map((s) => s.trim());
+  for (const d of dbs) if (d !== 'sqlite' && d !== 'postgres') throw new Error(`--db takes sqlite and/or postgres, got ${d}`);
+  const coordinator = values.coordinator ?? 'child';
+  if (coordinator !== 'child' && coordinator !== 'inproc') throw new Error(`--coordinator takes child or inproc, got ${coordinator}`);
+  const sync = values['sqlite-sync']?.toUpperCase() ?? null;
+  if (sync !== null && sync !== 'FULL' && sync !== 'NORMAL') throw new Error(`--sqlite-sync takes full or normal, got ${values['sqlite-sync']}`);
+  return {
+    agents: Math.max(1, Math.floor(num(values.agents, 20, 'agents'))),
+    jobs: Math.max(1, Math.floor(num(values.jobs, quick ? 200 : 2000, 'jobs'))),
+    concurrency: Math.max(1, Math.floor(num(values.concurrency, 16, 'concurrency'))),
+    rate: num(values.rate, 200, 'rate'),
+    rateSeconds: num(values['rate-seconds'], quick ? 2 : 5, 'rate-seconds'),
+    dbs: dbs as Db[],
+    baseline: !(values['no-baseline'] ?? false),
+    coordinator,
+    phaseTimeoutS: num(values['phase-timeout'], quick ? 30 : 90, 'phase-timeout'),
+    cpuProf: values['cpu-prof'] ?? false,
+    sqliteSync: sync,
+    storeCalls: values['store-calls'] ?? false,
+    quick,
+    out: values.out ?? (quick ? 'bench/results/dispatch-quick.json' : 'bench/results/dispatch.json'),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * A gpux system for one phase: a coordinator (child process or in-process) on a fresh database, a buyer
+ * account, and N agents in this process running the no-op executor, all on 127.0.0.1.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { loadAgentConfig, startAgent } from '@gpux/agent';
+import { GpuxClient } from '@gpux/sdk';
+import { type BenchCoordinatorSettings, startBenchCoordinator } from './bench-coordinator.js';
+import { processCpuMs } from './cpu.js';
+import { waitUntil } from './load.js';
+import { NoopExecutor } from './noop-executor.js';
+
+export interface SystemOptions {
+  /** `sqlite:<path>` or a postgres:// URL of an empty database. */
+  db: string;
+  agents: number;
+  coordinator: 'child' | 'inproc';
+  /** Directory for the coordinator's V8 CPU profile (child mode only), or null. */
+  cpuProfDir: string | null;
+  /** SQLite's synchronous mode; null keeps the coordinator's default. */
+  sqliteSynchronous: 'FULL' | 'NORMAL' | null;
+  /** Count the coordinator's Store calls by method; stop() then returns them. */
+  countStoreCalls: boolean;
+}
+
+export interface GpuxSystem {
+  url: string;
+  buyer: GpuxClient;
+  operator: GpuxClient;
+  /** One per agent, so the bench can tell how the scheduler spread the jobs. */
+  executors: NoopExecutor[];
+  /** CPU ms the coordinator has used so far; null when it runs in this process. */
+  coordinatorCpuMs(): number | null;
+  /** Stops everything; returns the Store call counts when they were asked for, else null. */
+  stop(): Promise<Record<string, number> | null>;
+}
+
+const CHILD_ENTRY = new URL('./coordinator-child.ts', import.meta.url).pathname;
+
+type Coordinator = { url: string; operatorToken: string; pid: number | undefined; close(): Promise<void> };
+
+async function startChild(settings: BenchCoordinatorSettings, cpuProfDir: string | null): Promise<Coordinator> {
+  const flags = ['--import', 'tsx'];
+  if (cpuProfDir) flags.push('--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`);
+  const child: ChildProcess = spawn(process.execPath, [...flags, CHILD_ENTRY, JSON.stringify(settings)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (l) => {
+      rl.close();
+      resolve(l);
+    });
+    child.once('exit', (code) => reject(new Error(`coordinator child exited with ${code} before it was ready`)));
+    setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('coordinator child not ready within 60 s'));
+    }, 60_000).unref();
+  });
+  const { url, operatorToken } = JSON.parse(line) as { url: string; operatorToken: string | null };
+  if (!operatorToken) throw new Error('the coordinator printed no bootstrap operator token (database not empty?)');
+  return {
+    url,
+    operatorToken,
+    pid: child.pid,
+    async close() {
+      child.stdin!.end();
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+async function startInProcess(settings: BenchCoordinatorSettings): Promise<Coordinator> {
+  const c = await startBenchCoordinator(settings);
+  if (!c.bootstrapOperatorToken) throw new Error('the coordinator returned no bootstrap operator token (database not empty?)');
+  return { url: c.url, operatorToken: c.bootstrapOperatorToken, pid: undefined, close: () => c.close() };
+}
+
+export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> {
+  const dir = mkdtempSync(join(tmpdir(), 'gpux-bench-'));
+  const settings: BenchCoordinatorSettings = {
+    db: opts.db.replace('{dir}', dir),
+    dataDir: join(dir, 'coordinator'),
+    sqliteSynchronous: opts.sqliteSynchronous,
+    storeCallsFile: opts.countStoreCalls ? join(dir, 'store-calls.json') : null,
+  };
+  const coord = opts.coordinator === 'child' ? await startChild(settings, opts.cpuProfDir) : await startInProcess(settings);
+  const agents: Array<{ stop(): Promise<void> }> = [];
+  const executors: NoopExecutor[] = [];
+  const stop = async () => {
+    await Promise.allSettled(agents.map((a) => a.stop()));
+    await coord.close();
+    const calls = settings.storeCallsFile && existsSync(settings.storeCallsFile) ? (JSON.parse(readFileSync(settings.storeCallsFile, 'utf8')) as Record<string, number>) : null;
+    rmSync(dir, { recursive: true, force: true });
+    return calls;
+  };
+  try {
+    const operator = new GpuxClient({ url: coord.url, token: coord.operatorToken });
+    const { token } = await operator.createToken({ role: 'buyer', name: 'bench' });
+    const buyer = new GpuxClient({ url: coord.url, token });
+    for (let i = 0; i < opts.agents; i++) {
+      const config = loadAgentConfig({}, { coordinatorUrl: coord.url, dataDir: join(dir, `agent-${i}`), executor: 'simulated', logLevel: 'warn', name: `bench-${i}` });
+      const executor = new NoopExecutor();
+      executors.push(executor);
+      agents.push(await startAgent(config, { executor }));
+    }
+    const online = await waitUntil(async () => (await operator.listNodes({ status: 'online', limit: 1000 })).nodes.length >= opts.agents, Date.now() + 30_000, 100);
+    if (!online) throw new Error(`only some of the ${opts.agents} agents came online within 30 s`);
+    return { url: coord.url, buyer, operator, executors, coordinatorCpuMs: () => processCpuMs(coord.pid), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,19 @@
+/** An Executor that runs nothing: every attempt succeeds at once with no outputs, so the bench measures the system. */
+import type { Execution, ExecutionOutcome, ExecutionRequest, Executor, LogSink } from '@gpux/core';
+import { outputRootDigest } from '@gpux/protocol';
+
+/** The root digest of an empty output set (sha256 of the empty string). */
+export const EMPTY_OUTPUT_DIGEST = outputRootDigest([]);
+
+export class NoopExecutor implements Executor {
+  // The agent advertises executors by kind; 'simulated' is the kind meant for demo and benchmark nodes.
+  readonly kind = 'simulated' as const;
+  /** Attempts started so far (all nodes using this instance). */
+  started = 0;
+
+  async start(_req: ExecutionRequest, _log: LogSink): Promise<Execution> {
+    this.started++;
+    const outcome: ExecutionOutcome = { outcome: 'succeeded', exitCode: 0, error: null, outputs: [], outputDigest: EMPTY_OUTPUT_DIGEST, durationMs: 0 };
+    return { done: Promise.resolve(outcome), stop: async () => {} };
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The PostgreSQL cluster of the run: GPUX_BENCH_PG_URL if set, else a throwaway one from @gpux/testing.
+ * Each user gets its own fresh database on it, dropped at the end.
+ */
+import pg from 'pg';
+
+export interface BenchPg {
+  /** Where the cluster came from, for the report. */
+  source: string;
+  /** A new empty database on the cluster; returns its URL. */
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+export async function openBenchPg(env: NodeJS.ProcessEnv): Promise<BenchPg> {
+  let url = env.GPUX_BENCH_PG_URL;
+  let source = 'GPUX_BENCH_PG_URL';
+  let stopCluster = async () => {};
+  if (!url) {
+    // Imported lazily so the SQLite-only run does not need the testing package.
+    const testing = (await import('@gpux/testing')) as { startPostgres(): Promise<{ url: string; stop(): Promise<void> }> };
+    const cluster = await testing.startPostgres();
+    url = cluster.url;
+    source = 'startPostgres (@gpux/testing)';
+    stopCluster = () => cluster.stop();
+  }
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const created: string[] = [];
+  return {
+    source,
+    async createDatabase(name) {
+      const db = `${name}_${process.pid}_${created.length}`;
+      await admin.query(`DROP DATABASE IF EXISTS ${db}`);
+      await admin.query(`CREATE DATABASE ${db}`);
+      created.push(db);
+      return withDatabase(url, db);
+    },
+    async stop() {
+      for (const db of created) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
+      await admin.end();
+      await stopCluster();
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/** The node's signed HTTP client for the /v1/agent API: signs every request, validates every answer with the protocol schemas. */
+import { GpuxError } from '@gpux/core';
+import {
+  ErrorBody,
+  type ErrorCode,
+  HeartbeatResponse,
+  type LogEntry,
+  LogBatchResponse,
+  type NodeAdvertisementInput,
+  RegisterResponse,
+  type ResultReport,
+  ResultResponse,
+  ROUTES,
+  signRequest,
+  StartAttemptResponse,
+  WorkResponse,
+} from '@gpux/protocol';
+import type { z } from 'zod';
+import type { NodeIdentity } from './identity.js';
+
+/** The coordinator answered with an error body (or an error status). */
+export class CoordinatorApiError extends GpuxError {
+  readonly status: number;
+  constructor(status: number, code: ErrorCode, message: string, problems?: { path: string; message: string }[]) {
+    super(code, message, problems ? { problems } : {});
+    this.name = 'CoordinatorApiError';
+    this.status = status;
+  }
+}
+
+/** The coordinator could not be reached (connection refused, timeout, 502/503/504 from a proxy). */
+export class CoordinatorUnreachableError extends GpuxError {
+  constructor(message: string, cause?: unknown) {
+    super('UNAVAILABLE', message, { cause });
+    this.name = 'CoordinatorUnreachableError';
+  }
+}
+
+export const isUnreachable = (e: unknown): e is CoordinatorUnreachableError => e instanceof CoordinatorUnreachableError;
+
+export interface CoordinatorClientOptions {
+  baseUrl: string;
+  identity: NodeIdentity;
+  fetch?: typeof fetch;
+  /** Per-request timeout for everything but the long-poll. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export class CoordinatorClient {
+  private readonly base: string;
+  private readonly identity: NodeIdentity;
+  private readonly doFetch: typeof fetch;
+  private readonly timeoutMs: number;
+
+  constructor(opts: CoordinatorClientOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.identity = opts.identity;
+    this.doFetch = opts.fetch ?? fetch;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
+    return this.call('POST', ROUTES.register.path, RegisterResponse, { publicKey: this.identity.publicKey, advertisement });
+  }
+
+  heartbeat(activeAttemptIds: string[]): Promise<HeartbeatResponse> {
+    return this.call('POST', ROUTES.heartbeat.path, HeartbeatResponse, { activeAttemptIds });
+  }
+
+  /** Long-poll: answers when assignments exist or after waitMs. `signal` aborts it (agent shutdown). */
+  work(waitMs: number, signal?: AbortSignal): Promise<WorkResponse> {
+    return this.call('GET', `${ROUTES.work.path}?waitMs=${waitMs}`, WorkResponse, undefined, { signal, timeoutMs: waitMs + 15_000 });
+  }
+
+  start(attemptId: string): Promise<StartAttemptResponse> {
+    return this.call('POST', withId(ROUTES.startAttempt.path, attemptId), StartAttemptResponse);
+  }
+
+  logs(attemptId: string, entries: LogEntry[]): Promise<LogBatchResponse> {
+    return this.call('POST', withId(ROUTES.attemptLogs.path, attemptId), LogBatchResponse, { entries });
+  }
+
+  result(attemptId: string, report: ResultReport): Promise<ResultResponse> {
+    return this.call('POST', withId(ROUTES.attemptResult.path, attemptId), ResultResponse, report);
+  }
+
+  private async call<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    body?: unknown,
+    opts: { signal?: AbortSignal | undefined; timeoutMs?: number } = {},
+  ): Promise<z.output<S>> {
+    const url = `${this.base}${path}`;
+    const text = body === undefined ? '' : JSON.stringify(body);
+    const parsedUrl = new URL(url);
+    const signedPath = parsedUrl.pathname + parsedUrl.search; // exactly what the server sees as the request path
+    const headers: Record<string, string> = signRequest({ method, path: signedPath, body: text, nodeId: this.identity.nodeId }, this.identity.privateKeyPem);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+
+    let res: Response;
+    let raw: string;
+    try {
+      res = await this.doFetch(url, { method, headers, body: body === undefined ? undefined : text, signal });
+      raw = await res.text();
+    } catch (e) {
+      if (opts.signal?.aborted) throw e; // the caller aborted: not an outage
+      throw new CoordinatorUnreachableError(`coordinator ${this.base} unreachable: ${describe(e)}`, e);
+    }
+    if (!res.ok) throw errorFrom(res.status, raw, `${method} ${path}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw new GpuxError('INTERNAL', `${method} ${path}: the coordinator answered with something that is not JSON`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new GpuxError('INTERNAL', `${method} ${path}: unexpected answer from the coordinator: ${parsed.error.message}`);
+    return parsed.data;
+  }
+}
+
+function withId(path: string, id: string): string {
+  return path.replace(':id', encodeURIComponent(id));
+}
+
+function errorFrom(status: number, raw: string, what: string): GpuxError {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    body = undefined;
+  }
+  const parsed = ErrorBody.safeParse(body);
+  if (parsed.success) {
+    const { code, message, problems } = parsed.data.error;
+    if (code === 'UNAVAILABLE') return new CoordinatorUnreachableError(`${what}: ${message}`);
+    return new CoordinatorApiError(status, code, `${what}: ${message}`, problems);
+  }
+  if (status === 502 || status === 503 || status === 504) return new CoordinatorUnreachableError(`${what}: HTTP ${status}`);
+  return new CoordinatorApiError(status, codeForStatus(status), `${what}: HTTP ${status}`);
+}
+
+function codeForStatus(status: number): ErrorCode {
+  if (status === 401) return 'UNAUTHORIZED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 409) return 'CONFLICT';
+  if (status === 413) return 'BODY_TOO_LARGE';
+  if (status >= 500) return 'INTERNAL';
+  return 'REQUEST_INVALID';
+}
+
+function describe(e: unknown): string {
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  if (err.name === 'TimeoutError') return 'request timed out';
+  return err.cause?.code ?? err.cause?.message ?? err.message;
+}

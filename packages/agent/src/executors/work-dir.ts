@@ -1,0 +1,103 @@
+/** Per-attempt work dirs: inputs/ written from the spec, outputs/ collected afterwards (sha256, inline content, size caps). */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { type JobSpec, type OutputFile, outputRootDigest } from '@gpux/protocol';
+
+export interface OutputLimits {
+  /** Files up to this size are returned inline (base64). */
+  inlineFileBytes: number;
+  /** Inline content stops once the running total would pass this. */
+  inlineTotalBytes: number;
+  /** Total output size; beyond it the attempt fails. */
+  totalBytes: number;
+  /** The result report carries at most this many files. */
+  maxFiles: number;
+}
+
+export const DEFAULT_OUTPUT_LIMITS: OutputLimits = {
+  inlineFileBytes: 1024 * 1024,
+  inlineTotalBytes: 8 * 1024 * 1024,
+  totalBytes: 1024 * 1024 * 1024,
+  maxFiles: 1000,
+};
+
+export interface WorkDir {
+  root: string;
+  inputs: string;
+  outputs: string;
+}
+
+export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs']): Promise<WorkDir> {
+  const safe = attemptId.replace(/[^A-Za-z0-9._-]/g, '_');
+  const root = join(parent, `${safe}-${randomBytes(4).toString('hex')}`);
+  const dir = { root, inputs: join(root, 'inputs'), outputs: join(root, 'outputs') };
+  await mkdir(dir.inputs, { recursive: true, mode: 0o700 });
+  await mkdir(dir.outputs, { recursive: true, mode: 0o700 });
+  for (const file of inputs) {
+    const target = resolve(dir.inputs, file.path);
+    // The spec schema already forbids ".." and absolute paths; this guards against a schema change.
+    if (!target.startsWith(dir.inputs + sep)) throw new Error(`input path escapes the inputs dir: ${file.path}`);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, file.encoding === 'base64' ? Buffer.from(file.content, 'base64') : file.content);
+  }
+  return dir;
+}
+
+export async function removeWorkDir(dir: WorkDir): Promise<void> {
+  await rm(dir.root, { recursive: true, force: true, maxRetries: 3 });
+}
+
+export interface CollectedOutputs {
+  outputs: OutputFile[];
+  outputDigest: string;
+  /** Set when the outputs break a limit; the attempt then fails with this message. */
+  error: string | null;
+}
+
+/** Every regular file under `outputsDir`, recursively. Symlinks and other special files are skipped (never followed). */
+export async function collectOutputs(outputsDir: string, limits: OutputLimits = DEFAULT_OUTPUT_LIMITS): Promise<CollectedOutputs> {
+  const found: { path: string; abs: string; size: number }[] = [];
+  await walk(outputsDir, outputsDir, found);
+  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const total = found.reduce((n, f) => n + f.size, 0);
+  if (total > limits.totalBytes) {
+    return { outputs: [], outputDigest: outputRootDigest([]), error: `outputs are ${total} bytes, more than the limit of ${limits.totalBytes} bytes` };
+  }
+  if (found.length > limits.maxFiles) {
+    return { outputs: [], outputDigest: outputRootDigest([]), error: `${found.length} output files, more than the limit of ${limits.maxFiles}` };
+  }
+  const outputs: OutputFile[] = [];
+  let inlined = 0;
+  for (const f of found) {
+    const inline = f.size <= limits.inlineFileBytes && inlined + f.size <= limits.inlineTotalBytes;
+    if (inline) {
+      const data = await readFile(f.abs);
+      inlined += data.length;
+      outputs.push({ path: f.path, size: data.length, sha256: createHash('sha256').update(data).digest('hex'), content: data.toString('base64') });
+    } else {
+      outputs.push({ path: f.path, size: f.size, sha256: await hashFile(f.abs) });
+    }
+  }
+  return { outputs, outputDigest: outputRootDigest(outputs), error: null };
+}
+
+async function walk(root: string, dir: string, out: { path: string; abs: string; size: number }[]): Promise<void> {
+  for (const name of await readdir(dir)) {
+    const abs = join(dir, name);
+    const st = await lstat(abs);
+    if (st.isDirectory()) await walk(root, abs, out);
+    else if (st.isFile()) out.push({ path: relative(root, abs).split(sep).join('/'), abs, size: st.size });
+  }
+}
+
+function hashFile(path: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => resolvePromise(hash.digest('hex')))
+      .on('error', reject);
+  });
+}

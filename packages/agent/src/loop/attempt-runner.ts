@@ -1,0 +1,150 @@
+/** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
+import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
+import type { Assignment, ResultReport } from '@gpux/protocol';
+import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
+import { failedOutcome } from '../executors/process-executor.js';
+import { Backoff, sleep } from './backoff.js';
+import { LogShipper } from './log-shipper.js';
+
+export interface AttemptContext {
+  client: CoordinatorClient;
+  executor: Executor;
+  clock: Clock;
+  random: Random;
+  logger: Logger;
+  gpuUuids(indices: number[]): string[];
+  /** Once the agent is stopping: the clock time after which retries give up. */
+  giveUpAt(): number | null;
+  /** Aborts when the agent stops, cutting retry waits short. */
+  stopping: AbortSignal;
+}
+
+/** The coordinator no longer holds this attempt (finished, lost, unknown): drop it. */
+export function isGone(e: unknown): boolean {
+  return e instanceof CoordinatorApiError && (e.status === 404 || e.status === 409);
+}
+
+export class AttemptRunner {
+  private stopReason: StopReason | null = null;
+  private execution: Execution | null = null;
+  private readonly log: Logger;
+
+  constructor(
+    readonly assignment: Assignment,
+    private readonly ctx: AttemptContext,
+  ) {
+    this.log = ctx.logger.child({ attemptId: assignment.attemptId, jobId: assignment.jobId });
+  }
+
+  /** Asks the attempt to stop; `run()` then reports it (cancelled, or failed for a shutdown). */
+  stop(reason: StopReason): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    void this.execution?.stop(reason);
+  }
+
+  async run(): Promise<void> {
+    const { attemptId } = this.assignment;
+    const started = await this.retry('start', () => this.ctx.client.start(attemptId), this.assignment.leaseExpiresAt);
+    if (started === undefined) return;
+    if (started.cancel) this.stopReason ??= 'cancelled';
+    if (this.stopReason) {
+      await this.report(this.toReport(this.stoppedOutcome(), { logBytes: 0, logsTruncated: false }));
+      return;
+    }
+    this.log.info({ command: this.assignment.spec.command[0], gpus: this.assignment.gpuIndices }, 'attempt started');
+
+    const shipper = new LogShipper({
+      send: (entries) => this.ctx.client.logs(attemptId, entries),
+      onCancel: () => this.stop('cancelled'),
+      isGone,
+      clock: this.ctx.clock,
+      logger: this.log,
+    });
+    let outcome: ExecutionOutcome;
+    try {
+      const { spec, jobId, gpuIndices } = this.assignment;
+      this.execution = await this.ctx.executor.start({ attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices) }, (s, d) => shipper.push(s, d));
+      if (this.stopReason) void this.execution.stop(this.stopReason);
+      outcome = await this.execution.done;
+    } catch (e) {
+      outcome = failedOutcome(`executor failed: ${(e as Error).message}`, 0);
+    }
+    await shipper.close(Math.min(this.ctx.clock.now() + 10_000, this.ctx.giveUpAt() ?? Number.POSITIVE_INFINITY));
+    if (this.stopReason === 'shutdown') outcome = { ...outcome, ...this.stoppedOutcome() };
+    this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
+    await this.report(this.toReport(outcome, shipper.metrics));
+  }
+
+  /** A shutdown is reported as failed with no exit code, so the coordinator retries the job elsewhere. */
+  private stoppedOutcome(): ExecutionOutcome {
+    const shutdown = this.stopReason === 'shutdown';
+    return {
+      ...failedOutcome(shutdown ? 'the node agent shut down' : `stopped (${this.stopReason})`, 0),
+      outcome: shutdown ? 'failed' : 'cancelled',
+    };
+  }
+
+  private toReport(o: ExecutionOutcome, logs: { logBytes: number; logsTruncated: boolean }): ResultReport {
+    return {
+      outcome: o.outcome,
+      exitCode: o.exitCode,
+      error: o.error === null ? null : o.error.slice(0, 4096),
+      outputDigest: o.outputDigest,
+      outputs: o.outputs,
+      metrics: { durationMs: Math.max(0, Math.round(o.durationMs)), ...logs },
+    };
+  }
+
+  private async report(report: ResultReport): Promise<void> {
+    const { attemptId } = this.assignment;
+    let body = report;
+    for (;;) {
+      try {
+        const res = await this.retry('result', () => this.ctx.client.result(attemptId, body), null);
+        if (res && !res.accepted && !res.duplicate) this.log.warn('the coordinator did not accept the result');
+        return;
+      } catch (e) {
+        // Too large with inline contents: the digests alone still commit to the outputs.
+        if (e instanceof CoordinatorApiError && e.code === 'BODY_TOO_LARGE' && body.outputs?.some((f) => f.content !== undefined)) {
+          body = { ...body, outputs: body.outputs.map(({ content: _, ...f }) => f) };
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Calls `fn` until it answers. Unreachable coordinator: retry with backoff (until `deadline`, or the shutdown
+   * deadline). 404/409: the attempt is gone, drop it (undefined). Other API errors: logged and dropped, except
+   * BODY_TOO_LARGE which the caller handles.
+   */
+  private async retry<T>(what: string, fn: () => Promise<T>, deadline: number | null): Promise<T | undefined> {
+    const backoff = new Backoff(this.ctx.random);
+    for (;;) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (isGone(e)) {
+          this.log.info({ err: (e as Error).message }, `${what}: the coordinator has ended this attempt; dropping it`);
+          return undefined;
+        }
+        if (e instanceof CoordinatorApiError && e.code === 'BODY_TOO_LARGE') throw e;
+        if (!isUnreachable(e) && !(e instanceof CoordinatorApiError && e.status >= 500)) {
+          this.log.error({ err: (e as Error).message }, `${what}: rejected by the coordinator; dropping the attempt`);
+          return undefined;
+        }
+        const limit = Math.min(deadline ?? Number.POSITIVE_INFINITY, this.ctx.giveUpAt() ?? Number.POSITIVE_INFINITY);
+        const wait = backoff.next();
+        if (this.ctx.clock.now() + wait > limit) {
+          this.log.warn({ err: (e as Error).message }, `${what}: giving up, the coordinator stayed unreachable`);
+          return undefined;
+        }
+        this.log.debug({ err: (e as Error).message, waitMs: wait }, `${what}: coordinator unreachable; retrying`);
+        // Once stopping, waits run in full (bounded by the deadline above); before, a stop cuts them short.
+        await sleep(wait, this.ctx.stopping.aborted ? undefined : this.ctx.stopping);
+      }
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/** The running agent: registration, heartbeats, the work long-poll, outages and shutdown. One AttemptRunner per assignment. */
+import type { Clock, Executor, Logger, Random } from '@gpux/core';
+import type { Assignment, NodeAdvertisementInput } from '@gpux/protocol';
+import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
+import { type AttemptContext, AttemptRunner } from './attempt-runner.js';
+import { Backoff, sleep } from './backoff.js';
+
+export interface RunningAgent {
+  readonly nodeId: string;
+  stop(opts?: { graceful?: boolean }): Promise<void>;
+  readonly activeAttempts: number;
+}
+
+export interface NodeAgentDeps {
+  nodeId: string;
+  client: CoordinatorClient;
+  executor: Executor;
+  advertisement: NodeAdvertisementInput;
+  clock: Clock;
+  random: Random;
+  logger: Logger;
+  pollWaitMs: number;
+  gracefulTimeoutMs: number;
+}
+
+const REMEMBER_FINISHED = 10_000;
+const SHUTDOWN_REPORT_MS = 10_000;
+
+export class NodeAgent implements RunningAgent {
+  private readonly attempts = new Map<string, { runner: AttemptRunner; done: Promise<void> }>();
+  private readonly finished = new Set<string>();
+  private heartbeatIntervalMs = 5000;
+  private needRegister = false;
+  private registering: Promise<void> | null = null;
+  private outageSince: number | null = null;
+  private giveUpAt: number | null = null;
+  private readonly pollAbort = new AbortController();
+  private readonly stopAbort = new AbortController();
+  private readonly heartbeatAbort = new AbortController();
+  private loops: Promise<void>[] = [];
+  private stopping: Promise<void> | null = null;
+  private readonly ctx: AttemptContext;
+
+  constructor(private readonly d: NodeAgentDeps) {
+    this.ctx = {
+      client: d.client,
+      executor: d.executor,
+      clock: d.clock,
+      random: d.random,
+      logger: d.logger,
+      gpuUuids: (indices) => indices.map((i) => d.advertisement.gpus.find((g) => g.index === i)?.uuid ?? `gpu-${i}`),
+      giveUpAt: () => this.giveUpAt,
+      stopping: this.stopAbort.signal,
+    };
+  }
+
+  get nodeId(): string {
+    return this.d.nodeId;
+  }
+
+  get activeAttempts(): number {
+    return this.attempts.size;
+  }
+
+  /** Registers, retrying while the coordinator is unreachable; a refusal (bad advertisement, bad signature) throws. */
+  async registerFirst(signal?: AbortSignal): Promise<void> {
+    const backoff = new Backoff(this.d.random);
+    for (;;) {
+      try {
+        await this.register();
+        return;
+      } catch (e) {
+        if (!isUnreachable(e) || signal?.aborted) throw e;
+        this.noteOutage(e);
+        await sleep(backoff.next(), signal);
+      }
+    }
+  }
+
+  startLoops(): void {
+    this.loops = [this.workLoop(), this.heartbeatLoop()];
+  }
+
+  stop(opts: { graceful?: boolean } = {}): Promise<void> {
+    this.stopping ??= this.shutdown(opts.graceful ?? false);
+    return this.stopping;
+  }
+
+  private async shutdown(graceful: boolean): Promise<void> {
+    this.pollAbort.abort();
+    await this.loops[0];
+    const running = () => [...this.attempts.values()].map((a) => a.done);
+    if (graceful && this.attempts.size > 0) {
+      this.d.logger.info({ attempts: this.attempts.size }, 'waiting for running attempts to finish');
+      await Promise.race([Promise.all(running()), sleep(this.d.gracefulTimeoutMs)]);
+    }
+    this.giveUpAt = this.d.clock.now() + SHUTDOWN_REPORT_MS;
+    this.stopAbort.abort();
+    for (const a of this.attempts.values()) a.runner.stop('shutdown');
+    await Promise.all(running());
+    this.heartbeatAbort.abort();
+    await this.loops[1];
+    this.d.logger.info('node agent stopped');
+  }
+
+  private async register(): Promise<void> {
+    const res = await this.d.client.register(this.d.advertisement);
+    this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
+    this.noteReachable();
+    this.needRegister = false;
+    this.d.logger.info({ heartbeatIntervalMs: res.heartbeatIntervalMs }, 'registered with the coordinator');
+  }
+
+  private ensureRegistered(): Promise<void> {
+    this.registering ??= this.register().finally(() => {
+      this.registering = null;
+    });
+    return this.registering;
+  }
+
+  private async workLoop(): Promise<void> {
+    const backoff = new Backoff(this.d.random);
+    const signal = this.pollAbort.signal;
+    while (!signal.aborted) {
+      try {
+        if (this.needRegister) await this.ensureRegistered();
+        const began = this.d.clock.now();
+        const res = await this.d.client.work(this.d.pollWaitMs, signal);
+        this.noteReachable();
+        backoff.reset();
+        for (const a of res.assignments) this.launch(a);
+        this.cancel(res.cancel ?? []);
+        // Guard against a coordinator that answers at once: never spin.
+        if (res.assignments.length === 0 && !res.cancel?.length && this.d.clock.now() - began < 100) await sleep(250, signal);
+      } catch (e) {
+        if (signal.aborted) break;
+        this.onFailure(e, 'work poll');
+        await sleep(backoff.next(), signal);
+      }
+    }
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    const signal = this.heartbeatAbort.signal;
+    while (!signal.aborted) {
+      await sleep(this.heartbeatIntervalMs, signal);
+      if (signal.aborted) break;
+      try {
+        if (this.needRegister) await this.ensureRegistered();
+        const res = await this.d.client.heartbeat([...this.attempts.keys()].slice(0, 1024));
+        this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
+        this.noteReachable();
+        this.cancel(res.cancel);
+      } catch (e) {
+        this.onFailure(e, 'heartbeat');
+      }
+    }
+  }
+
+  /** Heartbeats and the work long-poll both carry attempts to stop (job cancelled, or lease lost). */
+  private cancel(ids: readonly string[]): void {
+    for (const id of ids) {
+      const a = this.attempts.get(id);
+      if (!a) continue;
+      this.d.logger.info({ attemptId: id }, 'the coordinator cancelled the attempt');
+      a.runner.stop('cancelled');
+    }
+  }
+
+  private launch(a: Assignment): void {
+    if (this.attempts.has(a.attemptId) || this.finished.has(a.attemptId)) return; // work re-delivers until started
+    const runner = new AttemptRunner(a, this.ctx);
+    const done = runner
+      .run()
+      .catch((e) => this.d.logger.error({ attemptId: a.attemptId, err: (e as Error).message }, 'attempt runner failed'))
+      .finally(() => {
+        this.attempts.delete(a.attemptId);
+        this.finished.add(a.attemptId);
+        if (this.finished.size > REMEMBER_FINISHED) this.finished.delete(this.finished.values().next().value as string);
+      });
+    this.attempts.set(a.attemptId, { runner, done });
+  }
+
+  private onFailure(e: unknown, what: string): void {
+    if (isUnreachable(e)) {
+      this.noteOutage(e);
+      this.needRegister = true; // the coordinator may have restarted
+    } else if (e instanceof CoordinatorApiError && (e.code === 'NODE_NOT_FOUND' || e.status === 401)) {
+      this.d.logger.warn({ err: e.message }, `${what}: the coordinator does not know this node; registering again`);
+      this.needRegister = true;
+    } else {
+      this.d.logger.error({ err: (e as Error).message }, `${what} failed`);
+    }
+  }
+
+  private noteOutage(e: unknown): void {
+    if (this.outageSince !== null) return;
+    this.outageSince = this.d.clock.now();
+    this.d.logger.warn({ err: (e as Error).message }, 'coordinator unreachable; retrying with backoff');
+  }
+
+  private noteReachable(): void {
+    if (this.outageSince === null) return;
+    this.d.logger.info({ downMs: this.d.clock.now() - this.outageSince }, 'coordinator reachable again');
+    this.outageSince = null;
+    this.needRegister = true;
+  }
+}

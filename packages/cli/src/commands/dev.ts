@@ -1,0 +1,137 @@
+/** `gpux dev`: a whole network in one process (coordinator on SQLite, a local node, optional simulated nodes) plus a sample job. */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { CoordinatorConfig } from '@gpux/coordinator';
+import { systemClock } from '@gpux/core';
+import { GpuxClient } from '@gpux/sdk';
+import type { Command } from 'commander';
+import { type Io, intArg } from '../context.js';
+import { explainListenError, formatError, usageError } from '../errors.js';
+import { writeProfile } from '../profile.js';
+import { warnLogger } from '../cli-logger.js';
+import { DEV_LOCAL_LABEL } from '../sample-job.js';
+import { waitForShutdown } from '../signals.js';
+import { UNSAFE_PROCESS_NOTE } from './node.js';
+import { runSampleJob } from './dev-sample.js';
+
+interface DevFlags {
+  dataDir?: string;
+  port?: number;
+  simulatedNodes: number;
+  sampleJob: boolean;
+  executor: string;
+  exitAfterSample?: boolean;
+}
+
+type Cleanup = [name: string, stop: () => Promise<void> | void];
+
+export function registerDev(program: Command, io: Io): void {
+  program
+    .command('dev')
+    .description('run a local network in one process: coordinator, a local node, a sample job; Ctrl-C stops it')
+    .option('--data-dir <dir>', 'keep the network state here (default: a temp dir removed on exit)')
+    .option('--port <n>', 'coordinator port; 0 picks a free one (default 7070)', intArg('--port', 0, 65535))
+    .option('--simulated-nodes <n>', 'also start this many simulated nodes', intArg('--simulated-nodes', 0, 10_000), 0)
+    .option('--no-sample-job', 'do not submit the sample job')
+    .option('--executor <kind>', 'executor of the local node: process or simulated', 'process')
+    .option('--exit-after-sample', 'exit once the sample job is done: 0 if it succeeded (for tests and CI)')
+    .action((flags: DevFlags) => runDev(io, flags));
+}
+
+async function runDev(io: Io, flags: DevFlags): Promise<void> {
+  if (flags.executor !== 'process' && flags.executor !== 'simulated') throw usageError(`--executor must be process or simulated, got "${flags.executor}"`);
+  const shutdown = waitForShutdown();
+  const interrupted = new AbortController();
+  void shutdown.then(() => interrupted.abort(new Error('interrupted')));
+  const cleanups: Cleanup[] = [];
+  const say = (line: string) => io.out.write(`${line}\n`);
+  const logger = warnLogger((line) => io.err.write(line), 'node');
+  try {
+    // Loaded here, not at the top: the server's dependencies would slow every other command.
+    const [{ cryptoRandom, issueToken, loadCoordinatorConfig, startCoordinator }, { loadAgentConfig, startAgent, startSimulatedNodes }] = await Promise.all([
+      import('@gpux/coordinator'),
+      import('@gpux/agent'),
+    ]);
+    const dataDir = flags.dataDir ? resolve(flags.dataDir) : mkdtempSync(join(tmpdir(), 'gpux-dev-'));
+    if (flags.dataDir) mkdirSync(dataDir, { recursive: true });
+    else cleanups.push(['temp data dir', () => rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 })]);
+
+    const config = loadCoordinatorConfig(io.env, {
+      dataDir: join(dataDir, 'coordinator'),
+      db: `sqlite:${join(dataDir, 'coordinator', 'coordinator.db')}`,
+      host: '127.0.0.1', // the local node runs jobs unsandboxed: never expose this network
+      port: flags.port,
+      logLevel: (io.env.GPUX_LOG_LEVEL ?? 'warn') as CoordinatorConfig['logLevel'],
+    });
+    mkdirSync(config.dataDir, { recursive: true });
+    const coord = await startCoordinator(config).catch((err: unknown) => {
+      throw explainListenError(err, config.port);
+    });
+    cleanups.push(['coordinator', () => coord.close()]);
+
+    const operatorToken = coord.bootstrapOperatorToken ?? (await issueToken(coord.store, { role: 'operator', name: 'dev-operator' }, systemClock, cryptoRandom)).token;
+    const buyerToken = (await issueToken(coord.store, { role: 'buyer', name: 'dev-buyer' }, systemClock, cryptoRandom)).token;
+
+    const agentConfig = loadAgentConfig(io.env, {
+      coordinatorUrl: coord.url,
+      dataDir: join(dataDir, 'node'),
+      executor: flags.executor,
+      allowUnsafeProcess: flags.executor === 'process',
+      labels: { [DEV_LOCAL_LABEL]: 'true' },
+      logLevel: io.env.GPUX_LOG_LEVEL ?? 'warn',
+    });
+    const agent = await startAgent(agentConfig, io.env.GPUX_LOG_LEVEL ? {} : { logger });
+    cleanups.push(['local node', () => agent.stop()]);
+
+    if (flags.simulatedNodes > 0) {
+      const sims = await startSimulatedNodes(flags.simulatedNodes, { coordinatorUrl: coord.url, dataDir: join(dataDir, 'simulated'), random: cryptoRandom, logger });
+      cleanups.push(['simulated nodes', () => sims.stop()]);
+    }
+    const profilePath = writeProfile(io.env, { url: coord.url, token: buyerToken, operatorToken });
+
+    say(`gpux dev: a local network in ${dataDir}${flags.dataDir ? '' : ' (removed on exit)'}`);
+    say(`coordinator: ${coord.url}`);
+    say(`local node: ${agent.nodeId} (${flags.executor} executor)`);
+    if (flags.executor === 'process') say(`note: ${UNSAFE_PROCESS_NOTE}`);
+    if (flags.simulatedNodes > 0) say(`simulated nodes: ${flags.simulatedNodes}`);
+    say(`operator token: ${operatorToken}`);
+    say(`buyer token: ${buyerToken}`);
+    say(`profile: ${profilePath} (url and tokens; \`gpux job …\` in another terminal needs no flags)`);
+    say('try:');
+    say('  npx gpux job submit examples/hello.yaml --wait');
+    say('  npx gpux job list');
+    say('  npx gpux node list');
+
+    if (flags.sampleJob) {
+      const client = new GpuxClient({ url: coord.url, token: buyerToken });
+      const ok = await runSampleJob(io, client, interrupted.signal).catch((err: unknown) => {
+        if (interrupted.signal.aborted) return false;
+        io.err.write(formatError(err, io.env.GPUX_DEBUG === '1'));
+        return false;
+      });
+      if (flags.exitAfterSample) {
+        io.exitCode = ok ? 0 : 1;
+        return;
+      }
+      if (!ok && !interrupted.signal.aborted) say('the sample job did not succeed; the network keeps running');
+    } else if (flags.exitAfterSample) return;
+
+    if (!interrupted.signal.aborted) say('gpux dev is running; press Ctrl-C to stop');
+    const signal = await shutdown;
+    say(`${signal}: stopping the local network`);
+  } finally {
+    await stopAll(io, cleanups);
+  }
+}
+
+/** Stop in reverse start order; one failing step must not leave the others running. */
+async function stopAll(io: Io, cleanups: Cleanup[]): Promise<void> {
+  for (const [name, stop] of cleanups.reverse()) {
+    try {
+      await stop();
+    } catch (err) {
+      io.err.write(`warning: stopping the ${name} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+}

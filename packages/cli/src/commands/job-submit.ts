@@ -1,0 +1,67 @@
+/** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
+import type { JobView } from '@gpux/protocol';
+import type { GpuxClient } from '@gpux/sdk';
+import type { Command } from 'commander';
+import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
+import { summarizeJob, writeLogEntry } from '../job-format.js';
+import { formatDuration, toJson } from '../output.js';
+import { loadSpecFile } from '../spec-file.js';
+
+interface SubmitFlags {
+  wait?: boolean;
+  follow?: boolean;
+  idempotencyKey?: string;
+  json?: boolean;
+  coordinator?: string;
+  token?: string;
+}
+
+/**
+ * Wait for a job to finish. With `follow`, its logs stream to stdout/stderr; otherwise a TTY gets a live
+ * progress line (state, elapsed, attempt) and a pipe gets one line per state change (unless quiet).
+ */
+export async function watchJob(io: Io, client: GpuxClient, jobId: string, opts: { follow?: boolean; quiet?: boolean; pollMs?: number } = {}): Promise<JobView> {
+  if (opts.follow) {
+    for await (const entry of client.followLogs(jobId)) writeLogEntry(io, entry);
+    return (await client.getJob(jobId)).job;
+  }
+  const started = Date.now();
+  const tty = io.err.isTTY === true && !opts.quiet;
+  let last = '';
+  const job = await client.waitForJob(jobId, {
+    pollMs: opts.pollMs ?? 1000,
+    onUpdate: (j) => {
+      const line = `job ${j.id}: ${j.state}  ${formatDuration(Date.now() - started)}  attempt ${Math.max(1, j.attemptCount)}`;
+      if (tty) io.err.write(`\r\x1b[2K${line}`);
+      else if (!opts.quiet && j.state !== last) io.err.write(`${line}\n`);
+      last = j.state;
+    },
+  });
+  if (tty) io.err.write('\r\x1b[2K');
+  return job;
+}
+
+export function registerSubmit(job: Command, io: Io): void {
+  const cmd = job
+    .command('submit')
+    .description('submit a job spec (YAML or JSON); validated locally first')
+    .argument('<file>', 'the spec file, or - to read it from stdin')
+    .option('--wait', 'wait for the job to finish; exit 0 only if it succeeded')
+    .option('-f, --follow', 'stream the job logs until it finishes (implies --wait)')
+    .option('--idempotency-key <key>', 'retry-safe key: a resubmission with the same key returns the first job');
+  jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
+    const spec = await loadSpecFile(file);
+    const client = clientFor(io, flags, 'buyer');
+    const res = await client.submitJob(spec, flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {});
+    if (!flags.wait && !flags.follow) {
+      if (flags.json) io.out.write(toJson(res));
+      else io.out.write(res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}\n` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}\n`);
+      return;
+    }
+    if (!flags.json) io.err.write(res.created ? `submitted job ${res.job.id} (${res.job.name})\n` : `job ${res.job.id} was already submitted with this idempotency key\n`);
+    const final = await watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true });
+    if (flags.json) io.out.write(toJson({ job: final, created: res.created }));
+    else io.out.write(`${summarizeJob(final)}\n`);
+    if (final.state !== 'succeeded') io.exitCode = 1;
+  });
+}

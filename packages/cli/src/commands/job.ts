@@ -1,0 +1,114 @@
+/** `gpux job …`: submit, list, get, logs, result, cancel. */
+import type { Command } from 'commander';
+import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { CliError } from '../errors.js';
+import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
+import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
+import { formatBytes, formatKeyValues, formatTable, toJson } from '../output.js';
+import { registerSubmit } from './job-submit.js';
+
+interface Flags {
+  json?: boolean;
+  coordinator?: string;
+  token?: string;
+}
+
+export function registerJob(program: Command, io: Io): void {
+  const job = program.command('job').description('submit and inspect jobs (buyer token)');
+  registerSubmit(job, io);
+
+  jsonOption(
+    connectionOptions(
+      job
+        .command('list')
+        .description('list jobs, newest first')
+        .option('--state <state>', 'only jobs in this state (or a comma-separated list): queued, assigned, running, succeeded, failed, cancelled')
+        .option('--limit <n>', 'at most this many jobs (1-500)', intArg('--limit', 1, 500), 50)
+        .option('--cursor <cursor>', 'continue from an earlier page'),
+    ),
+  ).action(async (flags: Flags & { state?: string; limit: number; cursor?: string }) => {
+    const res = await clientFor(io, flags, 'buyer').listJobs({ state: flags.state, limit: flags.limit, cursor: flags.cursor });
+    if (flags.json) return void io.out.write(toJson(res));
+    if (res.jobs.length === 0) return void io.out.write('no jobs\n');
+    io.out.write(formatTable(res.jobs, jobColumns(Date.now())));
+    if (res.nextCursor) io.out.write(`more: gpux job list --cursor ${res.nextCursor}\n`);
+  });
+
+  jsonOption(connectionOptions(job.command('get').description('a job with its attempts and events').argument('<id>', 'job id'))).action(async (id: string, flags: Flags) => {
+    const res = await clientFor(io, flags, 'buyer').getJob(id);
+    io.out.write(flags.json ? toJson(res) : formatJobDetail(res));
+  });
+
+  jsonOption(
+    connectionOptions(
+      job
+        .command('logs')
+        .description('print the logs of every attempt (stdout to stdout, the rest to stderr)')
+        .argument('<id>', 'job id')
+        .option('-f, --follow', 'keep following until the job is finished'),
+    ),
+  ).action(async (id: string, flags: Flags & { follow?: boolean }) => {
+    const client = clientFor(io, flags, 'buyer');
+    const emit = flags.json ? (e: object) => io.out.write(`${JSON.stringify(e)}\n`) : (e: Parameters<typeof writeLogEntry>[1]) => writeLogEntry(io, e);
+    if (flags.follow) {
+      for await (const entry of client.followLogs(id)) emit(entry);
+      return;
+    }
+    let after = -1;
+    for (;;) {
+      const page = await client.jobLogs(id, { after, limit: 1000 });
+      for (const entry of page.entries) emit(entry);
+      if (page.entries.length === 0 || page.done) return;
+      after = page.next;
+    }
+  });
+
+  jsonOption(
+    connectionOptions(
+      job
+        .command('result')
+        .description('exit code and outputs of a finished job')
+        .argument('<id>', 'job id')
+        .option('--out <dir>', 'write the output files into this directory (sha256-checked)'),
+    ),
+  ).action(async (id: string, flags: Flags & { out?: string }) => {
+    const res = await clientFor(io, flags, 'buyer').jobResult(id);
+    if (!verifyOutputDigest(res.outputs, res.outputDigest)) {
+      throw new CliError(`the output list of job ${id} does not match its output digest ${res.outputDigest}`);
+    }
+    const written = flags.out ? writeOutputs(flags.out, res.outputs) : null;
+    if (flags.json) io.out.write(toJson(written ? { ...res, written: written.written, skipped: written.skipped } : res));
+    else {
+      io.out.write(
+        formatKeyValues([
+          ['job', res.jobId],
+          ['attempt', res.attemptId],
+          ['state', res.state],
+          ['exit code', res.exitCode],
+          ['error', res.error],
+          ['output digest', res.outputDigest],
+        ]),
+      );
+      if (res.outputs.length) {
+        io.out.write(`\n${formatTable(res.outputs, [
+          { header: 'PATH', value: (o) => o.path },
+          { header: 'SIZE', value: (o) => formatBytes(o.size), align: 'right' },
+          { header: 'SHA256', value: (o) => o.sha256 },
+          { header: 'INLINE', value: (o) => (o.content === undefined ? 'no' : 'yes') },
+        ])}`);
+      }
+      if (written) io.out.write(`wrote ${written.written.length} file(s) to ${flags.out}\n`);
+    }
+    if (written?.skipped.length) {
+      throw new CliError(`${written.skipped.length} output file(s) were too large to be returned inline and were not written: ${written.skipped.join(', ')}`);
+    }
+  });
+
+  jsonOption(connectionOptions(job.command('cancel').description('cancel a job; a running attempt stops within one heartbeat').argument('<id>', 'job id'))).action(
+    async (id: string, flags: Flags) => {
+      const res = await clientFor(io, flags, 'buyer').cancelJob(id);
+      if (flags.json) io.out.write(toJson(res));
+      else io.out.write(res.job.state === 'cancelled' ? `job ${id} cancelled\n` : `job ${id}: cancel requested (${res.job.state})\n`);
+    },
+  );
+}

@@ -1,0 +1,154 @@
+/** `gpux node start` (run an agent) and the operator commands list/get/cordon/uncordon/drain. */
+import type { NodeView } from '@gpux/protocol';
+import { type Command, InvalidArgumentError } from 'commander';
+import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { usageError } from '../errors.js';
+import { type Column, formatAge, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { readProfile } from '../profile.js';
+import { waitForShutdown } from '../signals.js';
+
+interface Flags {
+  json?: boolean;
+  coordinator?: string;
+  token?: string;
+}
+
+interface StartFlags {
+  coordinator?: string;
+  executor?: string;
+  allowUnsafeProcess?: boolean;
+  dataDir?: string;
+  region?: string;
+  label: Record<string, string>;
+  name?: string;
+  logLevel?: string;
+}
+
+export const UNSAFE_PROCESS_NOTE =
+  'the local node runs jobs as plain host processes (process executor, no isolation) because this is your own dev network; the docker executor comes with its own issue';
+
+function collectLabel(raw: string, prev: Record<string, string>): Record<string, string> {
+  const eq = raw.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError(`"${raw}" is not key=value`);
+  return { ...prev, [raw.slice(0, eq).trim()]: raw.slice(eq + 1).trim() };
+}
+
+const gpuSummary = (n: NodeView) => {
+  const models = [...new Set(n.advertisement.gpus.map((g) => g.model))];
+  return models.length ? models.join(', ') : null;
+};
+
+export function nodeColumns(now: number): Column<NodeView>[] {
+  return [
+    { header: 'ID', value: (n) => n.id },
+    { header: 'STATUS', value: (n) => n.status },
+    { header: 'ADMIN', value: (n) => (n.adminState === 'draining' && n.drained ? 'drained' : n.adminState) },
+    { header: 'GPUS', value: (n) => `${n.gpusBusy}/${n.gpusTotal}`, align: 'right' },
+    { header: 'MODEL', value: gpuSummary },
+    { header: 'JOBS', value: (n) => n.activeAttempts, align: 'right' },
+    { header: 'REGION', value: (n) => n.advertisement.region },
+    { header: 'HOST', value: (n) => (n.simulated ? `${n.advertisement.hostname} (simulated)` : n.advertisement.hostname) },
+    { header: 'HEARTBEAT', value: (n) => formatAge(n.lastHeartbeatAt, now) },
+  ];
+}
+
+function formatNode(n: NodeView): string {
+  const a = n.advertisement;
+  const head = formatKeyValues([
+    ['id', n.id],
+    ['status', n.status],
+    ['admin state', n.adminState + (n.adminState === 'draining' ? (n.drained ? ' (drained)' : ' (attempts still running)') : '')],
+    ['host', `${a.hostname} (${a.os}/${a.arch}, ${a.cpuCores} cores, ${Math.round(a.memoryMb / 1024)} GiB)`],
+    ['agent', a.agentVersion],
+    ['executors', a.executors.join(', ')],
+    ['docker', a.docker.available ? `${a.docker.version ?? 'available'} (gpu runtime ${a.docker.gpuRuntime})` : `unavailable${a.docker.problem ? `: ${a.docker.problem}` : ''}`],
+    ['region', a.region],
+    ['labels', Object.entries(a.labels).map(([k, v]) => `${k}=${v}`).join(', ')],
+    ['gpus', `${n.gpusBusy} busy of ${n.gpusTotal}`],
+    ['active attempts', n.activeAttempts],
+    ['simulated', n.simulated ? 'yes' : 'no'],
+    ['registered', formatTime(n.registeredAt)],
+    ['last heartbeat', formatTime(n.lastHeartbeatAt)],
+  ]);
+  if (!a.gpus.length) return head;
+  return `${head}\n${formatTable(a.gpus, [
+    { header: 'INDEX', value: (g) => g.index, align: 'right' },
+    { header: 'MODEL', value: (g) => g.model },
+    { header: 'VRAM', value: (g) => `${Math.round(g.vramMb / 1024)} GiB`, align: 'right' },
+    { header: 'VENDOR', value: (g) => g.vendor },
+    { header: 'UUID', value: (g) => g.uuid },
+  ])}`;
+}
+
+export function registerNode(program: Command, io: Io): void {
+  const node = program.command('node').description('run a node agent, and administer nodes (operator token)');
+
+  node
+    .command('start')
+    .description('run a node agent until Ctrl-C or SIGTERM')
+    .option('--coordinator <url>', 'coordinator URL (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
+    .option('--executor <kind>', 'process or simulated (default process)')
+    .option('--allow-unsafe-process', 'let the process executor run jobs as host processes (trusted jobs only)')
+    .option('--data-dir <dir>', 'node key and work dirs (default $GPUX_HOME/node)')
+    .option('--region <region>', 'region advertised to the scheduler')
+    .option('--label <k=v>', 'a label to advertise (repeatable)', collectLabel, {})
+    .option('--name <name>', 'advertised hostname')
+    .option('--log-level <level>', 'debug, info, warn or error (default info)')
+    .action(async (flags: StartFlags) => {
+      const shutdown = waitForShutdown();
+      const { loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
+      const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
+      const config = loadAgentConfig(io.env, {
+        coordinatorUrl: flags.coordinator ?? fallbackUrl,
+        executor: flags.executor,
+        allowUnsafeProcess: flags.allowUnsafeProcess,
+        dataDir: flags.dataDir,
+        region: flags.region,
+        labels: Object.keys(flags.label).length ? flags.label : undefined,
+        name: flags.name,
+        logLevel: flags.logLevel,
+      });
+      const agent = await startAgent(config);
+      io.out.write(`node ${agent.nodeId} connected to ${config.coordinatorUrl} (${config.executor} executor); Ctrl-C to stop\n`);
+      const signal = await shutdown;
+      io.out.write(`${signal}: letting running jobs finish (up to ${Math.round(config.gracefulTimeoutMs / 1000)}s; Ctrl-C again to force)\n`);
+      await agent.stop({ graceful: true });
+    });
+
+  jsonOption(
+    connectionOptions(
+      node
+        .command('list')
+        .description('list nodes')
+        .option('--status <status>', 'online or offline')
+        .option('--limit <n>', 'at most this many nodes (1-1000)', intArg('--limit', 1, 1000), 100)
+        .option('--cursor <cursor>', 'continue from an earlier page'),
+    ),
+  ).action(async (flags: Flags & { status?: string; limit: number; cursor?: string }) => {
+    if (flags.status !== undefined && flags.status !== 'online' && flags.status !== 'offline') throw usageError(`--status must be online or offline, got "${flags.status}"`);
+    const res = await clientFor(io, flags, 'operator').listNodes({ status: flags.status, limit: flags.limit, cursor: flags.cursor });
+    if (flags.json) return void io.out.write(toJson(res));
+    if (res.nodes.length === 0) return void io.out.write('no nodes\n');
+    io.out.write(formatTable(res.nodes, nodeColumns(Date.now())));
+    if (res.nextCursor) io.out.write(`more: gpux node list --cursor ${res.nextCursor}\n`);
+  });
+
+  jsonOption(connectionOptions(node.command('get').description('one node').argument('<id>', 'node id'))).action(async (id: string, flags: Flags) => {
+    const res = await clientFor(io, flags, 'operator').getNode(id);
+    io.out.write(flags.json ? toJson(res) : formatNode(res.node));
+  });
+
+  const admin = [
+    ['cordon', 'stop placing new work on the node', 'cordonNode'],
+    ['uncordon', 'let the node take work again', 'uncordonNode'],
+    ['drain', 'no new work; running attempts finish', 'drainNode'],
+  ] as const;
+  for (const [name, description, method] of admin) {
+    jsonOption(connectionOptions(node.command(name).description(description).argument('<id>', 'node id'))).action(async (id: string, flags: Flags) => {
+      const res = await clientFor(io, flags, 'operator')[method](id);
+      if (flags.json) return void io.out.write(toJson(res));
+      const n = res.node;
+      io.out.write(`node ${n.id} is now ${n.adminState}${n.adminState === 'draining' ? (n.drained ? ' (drained)' : ` (${n.activeAttempts} attempt(s) still running)`) : ''}\n`);
+    });
+  }
+}

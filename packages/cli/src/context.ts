@@ -1,0 +1,44 @@
+/** What every command gets: output streams, the environment, and helpers to build an SDK client from flags. */
+import { GpuxClient } from '@gpux/sdk';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type ConnectionFlags, type Env, readProfile, resolveConnection } from './profile.js';
+
+export interface Writer {
+  write(s: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface Io {
+  out: Writer;
+  err: Writer;
+  env: Env;
+  /** Set by a command that finishes normally but must report failure (e.g. a waited-for job failed). */
+  exitCode: number;
+}
+
+export function processIo(): Io {
+  return { out: process.stdout, err: process.stderr, env: process.env, exitCode: 0 };
+}
+
+/** The --coordinator and --token flags every API command takes. */
+export function connectionOptions(cmd: Command): Command {
+  return cmd.option('--coordinator <url>', 'coordinator URL (default: $GPUX_URL, then the profile)').option('--token <token>', 'bearer token (default: $GPUX_TOKEN, then the profile)');
+}
+
+export function jsonOption(cmd: Command): Command {
+  return cmd.option('--json', 'print JSON for scripts');
+}
+
+export function clientFor(io: Io, flags: ConnectionFlags, role: 'buyer' | 'operator'): GpuxClient {
+  const conn = resolveConnection(flags, io.env, readProfile(io.env), role);
+  return new GpuxClient({ url: conn.url, ...(conn.token ? { token: conn.token } : {}) });
+}
+
+/** Commander option parsers that turn bad values into usage errors. */
+export function intArg(name: string, min: number, max: number): (raw: string) => number {
+  return (raw) => {
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return n;
+  };
+}

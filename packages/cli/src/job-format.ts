@@ -1,0 +1,82 @@
+/** How jobs, attempts, events and log entries look in a terminal. */
+import type { AttemptView, EventView, GetJobResponse, JobLogEntry, JobView } from '@gpux/protocol';
+import type { Io } from './context.js';
+import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime } from './output.js';
+
+const gpus = (job: JobView) => {
+  const g = job.spec.resources.gpu;
+  if (g.count === 0) return 'cpu';
+  return `${g.count}${g.models ? ` ${g.models.join('|')}` : g.vendor ? ` ${g.vendor}` : ''}`;
+};
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+const took = (start: number | null, end: number | null) => (start !== null && end !== null ? formatDuration(end - start) : null);
+
+export function jobColumns(now: number): Column<JobView>[] {
+  return [
+    { header: 'ID', value: (j) => j.id },
+    { header: 'NAME', value: (j) => j.name },
+    { header: 'STATE', value: (j) => (j.cancelRequested && j.state !== 'cancelled' ? `${j.state} (cancelling)` : j.state) },
+    { header: 'GPUS', value: gpus },
+    { header: 'ATTEMPTS', value: (j) => j.attemptCount, align: 'right' },
+    { header: 'EXIT', value: (j) => j.exitCode, align: 'right' },
+    { header: 'CREATED', value: (j) => formatAge(j.createdAt, now) },
+    { header: 'DURATION', value: (j) => took(j.startedAt, j.finishedAt) },
+  ];
+}
+
+const attemptColumns: Column<AttemptView>[] = [
+  { header: 'ATTEMPT', value: (a) => a.id },
+  { header: 'NODE', value: (a) => a.nodeId },
+  { header: 'STATE', value: (a) => a.state },
+  { header: 'GPUS', value: (a) => a.gpuIndices.join(',') },
+  { header: 'EXIT', value: (a) => a.exitCode, align: 'right' },
+  { header: 'STARTED', value: (a) => formatTime(a.startedAt) },
+  { header: 'DURATION', value: (a) => took(a.startedAt, a.finishedAt) },
+  { header: 'ERROR', value: (a) => a.error },
+];
+
+const eventColumns: Column<EventView>[] = [
+  { header: 'SEQ', value: (e) => e.seq, align: 'right' },
+  { header: 'TIME', value: (e) => formatTime(e.at) },
+  { header: 'EVENT', value: (e) => e.type },
+  { header: 'DATA', value: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : null) },
+];
+
+export function formatJobDetail({ job, attempts, events }: GetJobResponse): string {
+  const spec = job.spec;
+  const parts = [
+    formatKeyValues([
+      ['id', job.id],
+      ['name', job.name],
+      ['state', job.cancelRequested && job.state !== 'cancelled' ? `${job.state} (cancel requested)` : job.state],
+      ['image', spec.image],
+      ['command', clip([...spec.command, ...spec.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' '), 160)],
+      ['gpus', gpus(job)],
+      ['attempts', `${job.attemptCount} (max retries ${spec.maxRetries})`],
+      ['timeout', formatDuration(spec.timeoutSeconds * 1000)],
+      ['created', formatTime(job.createdAt)],
+      ['started', formatTime(job.startedAt)],
+      ['finished', formatTime(job.finishedAt)],
+      ['exit code', job.exitCode],
+      ['error', job.error],
+    ]),
+  ];
+  if (attempts.length) parts.push(formatTable(attempts, attemptColumns));
+  if (events.length) parts.push(formatTable(events, eventColumns));
+  return parts.join('\n');
+}
+
+/** stdout entries to stdout, stderr entries to stderr, as raw chunks; system messages are whole lines, marked. */
+export function writeLogEntry(io: Io, entry: JobLogEntry): void {
+  if (entry.stream === 'stdout') io.out.write(entry.data);
+  else if (entry.stream === 'stderr') io.err.write(entry.data);
+  else io.err.write(`[gpux] ${entry.data.endsWith('\n') ? entry.data : `${entry.data}\n`}`);
+}
+
+export function summarizeJob(job: JobView): string {
+  const duration = took(job.startedAt, job.finishedAt);
+  const tail = [duration ? `in ${duration}` : null, job.exitCode !== null ? `exit code ${job.exitCode}` : null, job.error ? `error: ${job.error}` : null].filter(Boolean);
+  return `job ${job.id} ${job.state}${tail.length ? ` (${tail.join(', ')})` : ''}`;
+}

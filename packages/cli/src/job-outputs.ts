@@ -1,0 +1,52 @@
+/** Write a job's returned output files into a directory: no path may escape it, every sha256 is checked. */
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { type OutputFile, outputRootDigest } from '@gpux/protocol';
+import { CliError } from './errors.js';
+
+export interface WrittenOutputs {
+  written: { path: string; size: number; target: string }[];
+  /** Files the coordinator did not return inline (too large). */
+  skipped: string[];
+}
+
+/** The absolute target of `path` inside `root`, or an error if it would land outside. */
+export function safeTarget(root: string, path: string): string {
+  const target = resolve(root, path);
+  const rel = relative(root, target);
+  if (path.includes('\0') || isAbsolute(path) || rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new CliError(`refusing to write output "${path}": it would land outside ${root}`);
+  }
+  return target;
+}
+
+export function verifyOutputDigest(outputs: readonly OutputFile[], expected: string | null): boolean {
+  return expected === null || outputRootDigest(outputs) === expected;
+}
+
+export function writeOutputs(outDir: string, outputs: readonly OutputFile[]): WrittenOutputs {
+  mkdirSync(outDir, { recursive: true });
+  const root = realpathSync(resolve(outDir));
+  const result: WrittenOutputs = { written: [], skipped: [] };
+  for (const file of outputs) {
+    const target = safeTarget(root, file.path);
+    if (file.content === undefined) {
+      result.skipped.push(file.path);
+      continue;
+    }
+    const data = Buffer.from(file.content, 'base64');
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    if (sha256 !== file.sha256 || data.length !== file.size) {
+      throw new CliError(`output "${file.path}" is corrupt: expected ${file.size} bytes with sha256 ${file.sha256}, got ${data.length} bytes with sha256 ${sha256}`);
+    }
+    mkdirSync(dirname(target), { recursive: true });
+    // A symlink planted inside the output dir must not carry the write outside it.
+    const parent = realpathSync(dirname(target));
+    if (parent !== root && !parent.startsWith(root + sep)) throw new CliError(`refusing to write output "${file.path}": ${dirname(target)} leads outside ${root}`);
+    if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) throw new CliError(`refusing to write output "${file.path}": ${target} is a symbolic link`);
+    writeFileSync(target, data);
+    result.written.push({ path: file.path, size: data.length, target });
+  }
+  return result;
+}

@@ -1,0 +1,45 @@
+/** The `gpux` program: builds the commander tree and turns every outcome into an exit code. */
+import { Command, CommanderError } from 'commander';
+import { registerCoordinator } from './commands/coordinator.js';
+import { registerDev } from './commands/dev.js';
+import { registerJob } from './commands/job.js';
+import { registerNode } from './commands/node.js';
+import { type Io, processIo } from './context.js';
+import { EXIT_USAGE, reportError } from './errors.js';
+
+export const VERSION = '0.1.0';
+
+export function buildProgram(io: Io): Command {
+  const program = new Command('gpux')
+    .description('gpux: an open GPU compute network. Run `gpux dev` to start a local one.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .showSuggestionAfterError()
+    // Settings set here are inherited by every subcommand created below.
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) });
+  registerDev(program, io);
+  registerCoordinator(program, io);
+  registerNode(program, io);
+  registerJob(program, io);
+  return program;
+}
+
+/** Run the CLI with `argv` (as in process.argv) and return the exit code; never throws. */
+export async function main(argv: string[], io: Io = processIo()): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return io.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander already printed the message (or the help/version, which are not errors).
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+      // `gpux job` with no subcommand prints help as an error (exit code 1 in commander): a usage error.
+      if (err.code === 'commander.help') return err.exitCode === 0 ? 0 : EXIT_USAGE;
+      if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
+      return EXIT_USAGE;
+    }
+    return reportError(err, io);
+  }
+}

@@ -1,0 +1,37 @@
+/** buildApp: the Fastify instance with every /v1 route, system routes, error mapping and request metrics. */
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { installJsonParser } from './http/body-parser.js';
+import { installErrorHandlers } from './http/errors.js';
+import { mountAgentRoutes } from './http/routes-agent.js';
+import { mountBuyerRoutes } from './http/routes-buyer.js';
+import { mountOperatorRoutes } from './http/routes-operator.js';
+import { mountSystemRoutes } from './http/routes-system.js';
+import { type CoordinatorDeps, createRuntime, type Runtime } from './runtime.js';
+
+export type AppDeps = CoordinatorDeps & {
+  /** Shared with the background loops; built from the deps when absent. */
+  runtime?: Runtime;
+};
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const rt = deps.runtime ?? createRuntime(deps);
+  const app = Fastify({
+    loggerInstance: rt.logger,
+    // Heartbeats and long-polls would flood the log at info; we log requests at debug below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: rt.config.bodyLimitBytes,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  installJsonParser(app);
+  installErrorHandlers(app);
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    rt.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  mountSystemRoutes(app, rt);
+  mountBuyerRoutes(app, rt);
+  mountOperatorRoutes(app, rt);
+  mountAgentRoutes(app, rt);
+  return app;
+}

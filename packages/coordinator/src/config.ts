@@ -1,0 +1,130 @@
+/** Coordinator configuration: parsed once at start from the environment (and CLI overrides), pure and tested. */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { GpuxError } from '@gpux/core';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface CoordinatorConfig {
+  /** GPUX_DB. `sqlite:<path>` or `postgres://…`. Default `sqlite:<dataDir>/coordinator.db`. */
+  db: string;
+  /** GPUX_DATA_DIR. Default `$GPUX_HOME/coordinator`; GPUX_HOME defaults to `~/.gpux`. */
+  dataDir: string;
+  /** GPUX_HOST. Interface to listen on. Default 127.0.0.1. */
+  host: string;
+  /** GPUX_PORT. TCP port; 0 picks a free one. Default 7070. */
+  port: number;
+  /** GPUX_HEARTBEAT_MS. How often agents heartbeat. Default 5000. */
+  heartbeatIntervalMs: number;
+  /** GPUX_LEASE_TTL_MS. An attempt is lost when its lease is not renewed for this long. Default 3 × heartbeat. */
+  leaseTtlMs: number;
+  /** GPUX_NODE_OFFLINE_AFTER_MS. A node with no heartbeat for this long is offline. Default 3 × heartbeat. */
+  nodeOfflineAfterMs: number;
+  /** GPUX_SCHEDULE_PASS_MS. Period of the scheduling pass (it also runs at once when kicked). Default 250. */
+  schedulePassIntervalMs: number;
+  /** GPUX_SCHEDULE_BATCH. Queued jobs taken per scheduling pass. Default 1000. */
+  scheduleBatchSize: number;
+  /** GPUX_EXPIRY_PASS_MS. Period of the node-offline and lease-expiry pass. Default 1000. */
+  expiryPassIntervalMs: number;
+  /** GPUX_BODY_LIMIT_BYTES. Largest request body. Default 4 MiB. */
+  bodyLimitBytes: number;
+  /** GPUX_RESULT_BODY_LIMIT_BYTES. Largest result report (it carries inline outputs). Default 16 MiB. */
+  resultBodyLimitBytes: number;
+  /** GPUX_LOG_LEVEL. fatal, error, warn, info, debug, trace or silent. Default info. */
+  logLevel: LogLevel;
+  /** GPUX_RETRY_BASE_BACKOFF_MS. First retry delay after a lost attempt; doubles per retry. Default 2000. */
+  retryBaseBackoffMs: number;
+  /** GPUX_RETRY_MAX_BACKOFF_MS. Cap of the retry delay. Default 300000 (5 min). */
+  retryMaxBackoffMs: number;
+  /** GPUX_PUBLIC_URL. The URL clients reach the coordinator at (shown in OpenAPI). Default: none, the listen address. */
+  publicUrl: string | null;
+}
+
+type Env = Record<string, string | undefined>;
+
+function invalid(name: string, value: string, form: string): never {
+  throw new GpuxError('REQUEST_INVALID', `${name}=${JSON.stringify(value)} is invalid: expected ${form}`);
+}
+
+function int(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const v = raw.trim();
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) invalid(name, raw, `an integer from ${min} to ${max}`);
+  return Number(v);
+}
+
+function str(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+/** The forms openStore accepts (store/index.ts parseDbUrl). */
+const DB_FORM = 'sqlite:PATH, sqlite://PATH, a file path ending in .db, postgres://… or postgresql://…';
+const isDbUrl = (s: string) => /^sqlite:.+/i.test(s) || /^postgres(ql)?:\/\/.+/i.test(s) || (/\.db$/i.test(s) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s));
+
+/** Check a finished config; overrides go through here too, so a bad value from the CLI is reported alike. */
+function check(c: CoordinatorConfig): CoordinatorConfig {
+  const positive: Array<keyof CoordinatorConfig> = [
+    'heartbeatIntervalMs',
+    'leaseTtlMs',
+    'nodeOfflineAfterMs',
+    'schedulePassIntervalMs',
+    'scheduleBatchSize',
+    'expiryPassIntervalMs',
+    'bodyLimitBytes',
+    'resultBodyLimitBytes',
+    'retryBaseBackoffMs',
+    'retryMaxBackoffMs',
+  ];
+  for (const k of positive) {
+    const v = c[k];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) invalid(k, String(v), 'a positive integer');
+  }
+  if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) invalid('port', String(c.port), 'an integer from 0 to 65535');
+  if (!isDbUrl(c.db)) invalid('db', c.db, DB_FORM);
+  if (!LOG_LEVELS.includes(c.logLevel)) invalid('logLevel', String(c.logLevel), LOG_LEVELS.join(', '));
+  if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
+  return c;
+}
+
+/** Build the config: overrides win over the environment, which wins over the defaults. */
+export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorConfig> = {}): CoordinatorConfig {
+  const db = str(env, 'GPUX_DB');
+  if (db !== undefined && !isDbUrl(db)) invalid('GPUX_DB', db, DB_FORM);
+  const logLevel = str(env, 'GPUX_LOG_LEVEL');
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel as LogLevel)) invalid('GPUX_LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
+  const publicUrl = str(env, 'GPUX_PUBLIC_URL');
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(publicUrl)) invalid('GPUX_PUBLIC_URL', publicUrl, 'an http:// or https:// URL');
+
+  const home = str(env, 'GPUX_HOME') ?? join(str(env, 'HOME') ?? homedir(), '.gpux');
+  const dataDir = overrides.dataDir ?? str(env, 'GPUX_DATA_DIR') ?? join(home, 'coordinator');
+  const heartbeatIntervalMs = overrides.heartbeatIntervalMs ?? int(env, 'GPUX_HEARTBEAT_MS', 1) ?? 5000;
+  const leaseTtlEnv = int(env, 'GPUX_LEASE_TTL_MS', 1);
+  const offlineEnv = int(env, 'GPUX_NODE_OFFLINE_AFTER_MS', 1);
+  const c: CoordinatorConfig = {
+    db: db ?? `sqlite:${join(dataDir, 'coordinator.db')}`,
+    dataDir,
+    host: str(env, 'GPUX_HOST') ?? '127.0.0.1',
+    port: int(env, 'GPUX_PORT', 0, 65535) ?? 7070,
+    heartbeatIntervalMs,
+    leaseTtlMs: leaseTtlEnv ?? 3 * heartbeatIntervalMs,
+    nodeOfflineAfterMs: offlineEnv ?? 3 * heartbeatIntervalMs,
+    schedulePassIntervalMs: int(env, 'GPUX_SCHEDULE_PASS_MS', 1) ?? 250,
+    scheduleBatchSize: int(env, 'GPUX_SCHEDULE_BATCH', 1, 100_000) ?? 1000,
+    expiryPassIntervalMs: int(env, 'GPUX_EXPIRY_PASS_MS', 1) ?? 1000,
+    bodyLimitBytes: int(env, 'GPUX_BODY_LIMIT_BYTES', 1024) ?? 4 * 1024 * 1024,
+    resultBodyLimitBytes: int(env, 'GPUX_RESULT_BODY_LIMIT_BYTES', 1024) ?? 16 * 1024 * 1024,
+    logLevel: (logLevel as LogLevel | undefined) ?? 'info',
+    retryBaseBackoffMs: int(env, 'GPUX_RETRY_BASE_BACKOFF_MS', 1) ?? 2000,
+    retryMaxBackoffMs: int(env, 'GPUX_RETRY_MAX_BACKOFF_MS', 1) ?? 5 * 60_000,
+    publicUrl: publicUrl ?? null,
+  };
+  // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
+  return check({ ...c, ...withoutUndefined(overrides) });
+}
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,27 @@
+/** Bearer-token authentication of buyers and operators. */
+import { GpuxError, type Role, type Store } from '@gpux/core';
+import type { FastifyRequest } from 'fastify';
+import { hashToken, TOKEN_PREFIX } from '../tokens.js';
+
+export interface Principal {
+  tokenId: string;
+  accountId: string;
+  role: Role;
+}
+
+/** `need` is the route's auth: buyer routes take operator tokens too; operator routes only operators. */
+export async function authenticateBearer(store: Store, req: FastifyRequest, need: 'buyer' | 'operator'): Promise<Principal> {
+  const header = req.headers.authorization;
+  if (!header) throw new GpuxError('UNAUTHORIZED', 'send "Authorization: Bearer <token>"');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m?.[1]?.startsWith(TOKEN_PREFIX)) throw new GpuxError('UNAUTHORIZED', 'the Authorization header must be "Bearer gpux_…"');
+  const record = await store.findTokenByHash(hashToken(m[1]));
+  if (!record) throw new GpuxError('UNAUTHORIZED', 'unknown or revoked token');
+  if (need === 'operator' && record.role !== 'operator') throw new GpuxError('FORBIDDEN', 'this route needs an operator token');
+  return { tokenId: record.id, accountId: record.accountId, role: record.role };
+}
+
+/** Buyers see only their own jobs; operators see all. Someone else's job reads as missing, not forbidden. */
+export function canSeeBuyer(p: Principal, buyerId: string): boolean {
+  return p.role === 'operator' || p.accountId === buyerId;
+}

@@ -1,0 +1,62 @@
+/** Error responses: one table from error code to HTTP status, and the Fastify error and 404 handlers. */
+import { GpuxError, isGpuxError } from '@gpux/core';
+import type { ErrorBody, ErrorCode } from '@gpux/protocol';
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  SPEC_INVALID: 400,
+  REQUEST_INVALID: 400,
+  BODY_TOO_LARGE: 413,
+  UNAUTHORIZED: 401,
+  SIGNATURE_INVALID: 401,
+  FORBIDDEN: 403,
+  JOB_NOT_FOUND: 404,
+  ATTEMPT_NOT_FOUND: 404,
+  NODE_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  JOB_FINISHED: 409,
+  RESULT_NOT_READY: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  INSUFFICIENT_FUNDS: 402,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+export function errorBody(e: GpuxError): ErrorBody {
+  return { error: { code: e.code, message: e.message, ...(e.problems ? { problems: e.problems } : {}) } };
+}
+
+/** Fastify's own errors (body parsing, limits) as GpuxErrors with the status they deserve. */
+function fromFastify(err: FastifyError): { status: number; error: GpuxError } | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, error: new GpuxError('BODY_TOO_LARGE', 'the request body is larger than this route accepts') };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, error: new GpuxError('REQUEST_INVALID', 'send the body as application/json') };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, error: new GpuxError('REQUEST_INVALID', err.message) };
+  }
+  const status = err.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return { status, error: new GpuxError('REQUEST_INVALID', err.message) };
+  return undefined;
+}
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (isGpuxError(err)) {
+      const status = STATUS_OF[err.code];
+      if (status >= 500) req.log.error({ err }, 'request failed');
+      return reply.code(status).send(errorBody(err));
+    }
+    const mapped = fromFastify(err);
+    if (mapped) return reply.code(mapped.status).send(errorBody(mapped.error));
+    // Unexpected: log everything, tell the client nothing about the internals.
+    req.log.error({ err }, 'unexpected error');
+    return reply.code(500).send(errorBody(new GpuxError('INTERNAL', `internal error (request ${req.id})`)));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send(errorBody(new GpuxError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)));
+  });
+}

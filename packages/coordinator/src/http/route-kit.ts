@@ -1,0 +1,91 @@
+/**
+ * Mount one ROUTES entry: authenticate (bearer or node signature), validate params, query and body with
+ * the route's zod schemas (not Fastify's validator), call the handler, send its result.
+ */
+import { GpuxError } from '@gpux/core';
+import { problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Runtime } from '../runtime.js';
+import { authenticateBearer, type Principal } from './bearer-auth.js';
+import { authenticateNode } from './node-auth.js';
+
+type Routes = typeof ROUTES;
+type QueryOf<D> = D extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined;
+type BodyOf<D> = D extends { body: infer B extends z.ZodType } ? z.output<B> : undefined;
+type AuthOf<D> = D extends { auth: 'node' } ? { nodeId: string } : D extends { auth: 'buyer' | 'operator' } ? { principal: Principal } : object;
+type ResponseOf<D> = D extends { response: infer R extends z.ZodType } ? z.output<R> : never;
+
+export type RouteCtx<N extends RouteName> = {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  /** The `:id` path parameter ('' on routes without one). */
+  id: string;
+  query: QueryOf<Routes[N]>;
+  body: BodyOf<Routes[N]>;
+} & AuthOf<Routes[N]>;
+
+export interface RouteOptions {
+  bodyLimit?: number;
+  /** The body is `{ spec }`: problems inside the spec are SPEC_INVALID with paths relative to the spec. */
+  specBody?: boolean;
+}
+
+const MAX_ID_LENGTH = 128;
+
+function invalid(what: string, error: z.ZodError): GpuxError {
+  const problems = problemsFromZod(error);
+  return new GpuxError('REQUEST_INVALID', `invalid ${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
+}
+
+/** Every issue inside `spec` → SPEC_INVALID relative to the spec; anything else about the body → REQUEST_INVALID. */
+function specInvalid(error: z.ZodError): GpuxError {
+  if (!error.issues.every((i) => i.path[0] === 'spec')) return invalid('request body', error);
+  const problems = error.issues.map((i) => ({ path: i.path.length > 1 ? i.path.slice(1).map(String).join('.') : '(root)', message: i.message }));
+  return new GpuxError('SPEC_INVALID', `the job spec has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, { problems });
+}
+
+export function mountRoute<N extends RouteName>(
+  app: FastifyInstance,
+  rt: Runtime,
+  name: N,
+  handler: (ctx: RouteCtx<N>) => Promise<ResponseOf<Routes[N]>>,
+  opts: RouteOptions = {},
+): void {
+  const def = ROUTES[name] as Routes[N] & { query?: z.ZodType; body?: z.ZodType };
+  app.route({
+    method: def.method,
+    url: def.path,
+    ...(opts.bodyLimit ? { bodyLimit: opts.bodyLimit } : {}),
+    handler: async (req, reply) => {
+      const auth: Record<string, unknown> = {};
+      if (def.auth === 'node') {
+        const registerKey = name === 'register' ? { publicKey: (req.body as { publicKey?: unknown } | undefined)?.publicKey } : undefined;
+        auth.nodeId = await authenticateNode({ clock: rt.clock, nonces: rt.nonces, keys: rt.nodeKeys, startedAt: rt.startedAt }, req, registerKey);
+      } else if (def.auth === 'buyer' || def.auth === 'operator') {
+        auth.principal = await authenticateBearer(rt.store, req, def.auth);
+      }
+      const id = (req.params as { id?: string }).id ?? '';
+      if (id.length > MAX_ID_LENGTH) throw new GpuxError('REQUEST_INVALID', `ids are at most ${MAX_ID_LENGTH} characters`);
+      // Scope the request's log lines (errors included) to who called and what it is about.
+      const scope: Record<string, string> = {};
+      if (auth.nodeId) scope.nodeId = auth.nodeId as string;
+      if (id) scope[def.path.includes('/attempts/') ? 'attemptId' : def.path.includes('/nodes/') ? 'nodeId' : 'jobId'] = id;
+      if (Object.keys(scope).length) req.log = req.log.child(scope);
+      let query: unknown;
+      if (def.query) {
+        const q = def.query.safeParse(req.query ?? {});
+        if (!q.success) throw invalid('query', q.error);
+        query = q.data;
+      }
+      let body: unknown;
+      if (def.body) {
+        const b = def.body.safeParse(req.body);
+        if (!b.success) throw opts.specBody ? specInvalid(b.error) : invalid('request body', b.error);
+        body = b.data;
+      }
+      const result = await handler({ req, reply, id, query, body, ...auth } as RouteCtx<N>);
+      return reply.send(result);
+    },
+  });
+}

@@ -1,0 +1,15 @@
+/** Signed node-agent routes under /v1/agent. */
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { appendLogs, finishAttempt, heartbeat, register, startAttempt } from '../services/agent.js';
+import { pollWork } from '../services/work.js';
+import { mountRoute } from './route-kit.js';
+
+export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
+  mountRoute(app, rt, 'register', ({ nodeId, body }) => register(rt, nodeId, body.publicKey, body.advertisement));
+  mountRoute(app, rt, 'heartbeat', ({ nodeId, body }) => heartbeat(rt, nodeId, body.activeAttemptIds));
+  mountRoute(app, rt, 'work', ({ nodeId, query }) => pollWork(rt, nodeId, query.waitMs));
+  mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
+  mountRoute(app, rt, 'attemptLogs', ({ nodeId, id, body }) => appendLogs(rt, nodeId, id, body));
+  mountRoute(app, rt, 'attemptResult', ({ nodeId, id, body }) => finishAttempt(rt, nodeId, id, body), { bodyLimit: rt.config.resultBodyLimitBytes });
+}

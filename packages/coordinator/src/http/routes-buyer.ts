@@ -1,0 +1,35 @@
+/** Buyer routes (operators may use them too): jobs, logs, results, whoami. */
+import { GpuxError } from '@gpux/core';
+import { IDEMPOTENCY_HEADER } from '@gpux/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { jobResult, readJobLogs } from '../services/job-output.js';
+import { cancelJob, getJob, listJobs, submitJob } from '../services/jobs.js';
+import { jobView } from '../views.js';
+import { mountRoute } from './route-kit.js';
+
+const MAX_IDEMPOTENCY_KEY = 255;
+
+export function mountBuyerRoutes(app: FastifyInstance, rt: Runtime): void {
+  mountRoute(
+    app,
+    rt,
+    'submitJob',
+    async ({ req, reply, principal, body }) => {
+      const raw = req.headers[IDEMPOTENCY_HEADER];
+      if (raw !== undefined && (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_IDEMPOTENCY_KEY)) {
+        throw new GpuxError('REQUEST_INVALID', `the Idempotency-Key header must be 1-${MAX_IDEMPOTENCY_KEY} characters, sent once`);
+      }
+      const res = await submitJob(rt, principal, body.spec, raw ?? null);
+      reply.code(res.created ? 201 : 200);
+      return res;
+    },
+    { specBody: true },
+  );
+  mountRoute(app, rt, 'listJobs', ({ principal, query }) => listJobs(rt, principal, query));
+  mountRoute(app, rt, 'getJob', ({ principal, id }) => getJob(rt, principal, id));
+  mountRoute(app, rt, 'cancelJob', async ({ principal, id }) => ({ job: jobView(await cancelJob(rt, principal, id)) }));
+  mountRoute(app, rt, 'jobLogs', ({ principal, id, query }) => readJobLogs(rt, principal, id, query));
+  mountRoute(app, rt, 'jobResult', ({ principal, id }) => jobResult(rt, principal, id));
+  mountRoute(app, rt, 'whoami', async ({ principal }) => ({ accountId: principal.accountId, role: principal.role, tokenId: principal.tokenId }));
+}

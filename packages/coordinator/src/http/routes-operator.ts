@@ -1,0 +1,20 @@
+/** Operator routes: nodes and their admin state, token issuing. */
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { getNode, listNodes, setAdminState } from '../services/nodes.js';
+import { issueToken } from '../tokens.js';
+import { mountRoute } from './route-kit.js';
+
+export function mountOperatorRoutes(app: FastifyInstance, rt: Runtime): void {
+  mountRoute(app, rt, 'listNodes', ({ query }) => listNodes(rt, query));
+  mountRoute(app, rt, 'getNode', async ({ id }) => ({ node: await getNode(rt, id) }));
+  mountRoute(app, rt, 'cordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'cordoned') }));
+  mountRoute(app, rt, 'uncordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'active') }));
+  mountRoute(app, rt, 'drainNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'draining') }));
+  mountRoute(app, rt, 'createToken', async ({ reply, principal, body }) => {
+    const t = await issueToken(rt.store, { role: body.role, name: body.name }, rt.clock, rt.random);
+    rt.logger.info({ tokenId: t.id, accountId: t.accountId, role: body.role, by: principal.accountId }, 'token created');
+    reply.code(201);
+    return { ...t, role: body.role };
+  });
+}

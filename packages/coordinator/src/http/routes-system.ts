@@ -1,0 +1,33 @@
+/** Unauthenticated system routes: liveness, readiness, Prometheus metrics, the OpenAPI document. */
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { buildOpenApi } from './openapi.js';
+
+const READY_TIMEOUT_MS = 2000;
+
+export function mountSystemRoutes(app: FastifyInstance, rt: Runtime): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      });
+      await Promise.race([rt.store.countTokens(), timeout]);
+      return { status: 'ok', checks: { store: 'ok' } };
+    } catch (err) {
+      return reply.code(503).send({ status: 'unavailable', checks: { store: (err as Error).message } });
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+  app.get('/metrics', async (_req, reply) => {
+    const body = await rt.metrics.registry.metrics();
+    return reply.type(rt.metrics.registry.contentType).send(body);
+  });
+  let doc: object | undefined;
+  app.get('/v1/openapi.json', async () => {
+    doc ??= buildOpenApi(rt.config.publicUrl);
+    return doc;
+  });
+}

@@ -1,0 +1,9 @@
+/** @gpux/coordinator: the service (HTTP API, background loops, metrics) and its Store adapters. */
+export { type AppDeps, buildApp } from './app.js';
+export { type CoordinatorConfig, LOG_LEVELS, type LogLevel, loadCoordinatorConfig } from './config.js';
+export { createLogger } from './logger.js';
+export { cryptoRandom } from './random.js';
+export type { CoordinatorDeps } from './runtime.js';
+export { type RunningCoordinator, type StartOptions, startCoordinator } from './start.js';
+export { hashToken, issueToken } from './tokens.js';
+export * from './store/index.js';

@@ -1,0 +1,57 @@
+/**
+ * The expiry pass: nodes without a heartbeat for nodeOfflineAfterMs go offline; attempts whose lease
+ * ran out are lost and their jobs move on (requeue with backoff, fail, or cancel).
+ */
+import { attemptEnded, type Runtime } from '../runtime.js';
+
+const EXPIRE_BATCH = 1000;
+
+export class ExpiryLoop {
+  private interval: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly rt: Runtime) {}
+
+  start(): void {
+    if (this.interval) return;
+    this.interval = setInterval(() => void this.run(), this.rt.config.expiryPassIntervalMs);
+    this.interval.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.interval);
+    this.interval = undefined;
+    await this.running;
+  }
+
+  run(): Promise<void> {
+    this.running ??= this.pass()
+      .catch((err) => this.rt.logger.error({ err }, 'expiry pass failed'))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  async pass(): Promise<void> {
+    const { store, config, clock, index, metrics, logger } = this.rt;
+    const now = clock.now();
+    // After a restart every node counts as online for nodeOfflineAfterMs: the coordinator was the one away.
+    if (now >= this.rt.startedAt + config.nodeOfflineAfterMs) {
+      for (const nodeId of await store.markStaleNodesOffline(now - config.nodeOfflineAfterMs, now)) {
+        index.setSchedulable(nodeId, false);
+        this.rt.offlineNodes.add(nodeId);
+        logger.info({ nodeId }, 'node offline: no heartbeat');
+      }
+    }
+    for (;;) {
+      const lost = await store.expireLeases(now, this.rt.decider, EXPIRE_BATCH);
+      for (const l of lost) {
+        metrics.leaseExpiries.inc();
+        attemptEnded(this.rt, l.attemptId, l.jobId, 'lost');
+        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, 'lease expired: attempt lost');
+      }
+      if (lost.length < EXPIRE_BATCH) break;
+    }
+  }
+}

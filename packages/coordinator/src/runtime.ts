@@ -1,0 +1,76 @@
+/**
+ * The coordinator's in-process state shared by routes and background loops: the capacity index (a cache
+ * rebuilt from the store), long-poll waiters, signature caches, metrics and the scheduling kick.
+ */
+import {
+  CapacityIndex,
+  type Clock,
+  FirstFitScheduler,
+  type Random,
+  type Scheduler,
+  type Store,
+  type TransitionDecider,
+  transitionDecider,
+} from '@gpux/core';
+import type { Logger } from 'pino';
+import type { CoordinatorConfig } from './config.js';
+import { NodeKeyCache, NonceCache } from './http/node-auth.js';
+import { SchedulingLoop } from './loops/scheduling.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { DeliveryTracker } from './services/delivery.js';
+import { Waiters } from './waiters.js';
+
+export interface CoordinatorDeps {
+  store: Store;
+  config: CoordinatorConfig;
+  clock: Clock;
+  random: Random;
+  logger: Logger;
+}
+
+export interface Runtime extends CoordinatorDeps {
+  /** clock.now() when this process started; node requests signed earlier are refused. */
+  startedAt: number;
+  index: CapacityIndex;
+  /** Nodes the index holds as offline, so a heartbeat knows to bring them back. */
+  offlineNodes: Set<string>;
+  scheduler: Scheduler;
+  decider: TransitionDecider;
+  metrics: Metrics;
+  /** Work long-polls by node id. */
+  work: Waiters;
+  /** Log long-polls by job id. */
+  logs: Waiters;
+  nonces: NonceCache;
+  nodeKeys: NodeKeyCache;
+  delivery: DeliveryTracker;
+  scheduling: SchedulingLoop;
+}
+
+export function createRuntime(deps: CoordinatorDeps): Runtime {
+  const rt = {
+    ...deps,
+    startedAt: deps.clock.now(),
+    index: new CapacityIndex(),
+    offlineNodes: new Set<string>(),
+    scheduler: new FirstFitScheduler(),
+    decider: transitionDecider({ baseBackoffMs: deps.config.retryBaseBackoffMs, maxBackoffMs: deps.config.retryMaxBackoffMs }),
+    metrics: createMetrics(deps.store),
+    work: new Waiters(),
+    logs: new Waiters(),
+    nonces: new NonceCache(),
+    nodeKeys: new NodeKeyCache(deps.store),
+    delivery: new DeliveryTracker(),
+  } as Omit<Runtime, 'scheduling'> as Runtime;
+  rt.scheduling = new SchedulingLoop(rt);
+  return rt;
+}
+
+/** Capacity held by an attempt that ended goes back to its node; its job's log readers wake. */
+export function attemptEnded(rt: Runtime, attemptId: string, jobId: string, outcome: string): void {
+  rt.index.release(attemptId);
+  rt.delivery.forget(attemptId);
+  rt.metrics.attemptsFinished.inc({ outcome });
+  rt.logs.wake(jobId);
+  rt.scheduling.kick();
+}

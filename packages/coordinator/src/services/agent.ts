@@ -1,0 +1,111 @@
+/** The node agent's calls: register, heartbeat, start, logs, result. The caller's node id is already verified. */
+import { GpuxError, type AttemptRecord } from '@gpux/core';
+import {
+  ACTIVE_ATTEMPT_STATES,
+  type HeartbeatResponse,
+  type LogBatch,
+  type LogBatchResponse,
+  type NodeAdvertisement,
+  outputRootDigest,
+  type RegisterResponse,
+  type ResultReport,
+  type ResultResponse,
+  type StartAttemptResponse,
+} from '@gpux/protocol';
+import type { z } from 'zod';
+import { attemptEnded, type Runtime } from '../runtime.js';
+
+export async function register(rt: Runtime, nodeId: string, publicKey: string, advertisement: NodeAdvertisement): Promise<RegisterResponse> {
+  const now = rt.clock.now();
+  const node = await rt.store.registerNode({ id: nodeId, publicKey, advertisement, now });
+  rt.nodeKeys.remember(nodeId, publicKey);
+  rt.index.upsertNode(node);
+  rt.offlineNodes.delete(nodeId);
+  rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length }, 'node registered');
+  rt.scheduling.kick();
+  return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };
+}
+
+/** The attempt, if it belongs to this node. */
+async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
+  const a = await rt.store.getAttempt(attemptId);
+  if (!a || a.nodeId !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `no attempt ${attemptId} on node ${nodeId}`);
+  return a;
+}
+
+/**
+ * Renew the node and its leases. `cancel` = attempts whose job has a cancel request, plus attempts the
+ * agent still holds that are no longer active here (lost, or never its own). A running attempt the agent
+ * no longer reports, past a lease of grace since it started, is ended as failed: the agent restarted and
+ * its heartbeats would otherwise keep that lease alive forever.
+ */
+export async function heartbeat(rt: Runtime, nodeId: string, held: readonly string[]): Promise<HeartbeatResponse> {
+  const { store, config } = rt;
+  const now = rt.clock.now();
+  const { cancelAttemptIds } = await store.heartbeat(nodeId, now, now + config.leaseTtlMs);
+  if (rt.offlineNodes.has(nodeId)) {
+    const node = await store.getNode(nodeId);
+    if (node) rt.index.upsertNode(node);
+    rt.offlineNodes.delete(nodeId);
+    rt.logger.info({ nodeId }, 'node back online');
+    rt.scheduling.kick();
+  } else if (rt.scheduling.backlog && rt.index.usage(nodeId).activeAttempts === 0) {
+    rt.scheduling.kick();
+  }
+  const active = await store.listActiveAttempts(nodeId);
+  const activeIds = new Set(active.map((a) => a.id));
+  const heldIds = new Set(held);
+  const cancel = new Set(cancelAttemptIds);
+  for (const id of heldIds) if (!activeIds.has(id)) cancel.add(id);
+  for (const a of active) {
+    if (a.state === 'running' && !heldIds.has(a.id) && a.startedAt !== null && a.startedAt < now - config.leaseTtlMs) {
+      await abandon(rt, a, now);
+    }
+  }
+  return { cancel: [...cancel], heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now };
+}
+
+async function abandon(rt: Runtime, a: AttemptRecord, now: number): Promise<void> {
+  const error = 'the node no longer runs this attempt (agent restarted?)';
+  const res = await rt.store.finishAttempt(
+    { attemptId: a.id, nodeId: a.nodeId, outcome: 'failed', exitCode: null, error, outputDigest: outputRootDigest([]), outputs: [], metrics: { durationMs: now - (a.startedAt ?? now) }, now },
+    rt.decider,
+  );
+  if (!res.duplicate) attemptEnded(rt, a.id, a.jobId, 'failed');
+  rt.logger.warn({ nodeId: a.nodeId, attemptId: a.id, jobId: a.jobId, jobState: res.job.state }, error);
+}
+
+export async function startAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<StartAttemptResponse> {
+  const { job } = await rt.store.startAttempt(attemptId, nodeId, rt.clock.now());
+  rt.delivery.forget(attemptId);
+  rt.logger.debug({ nodeId, attemptId, jobId: job.id }, 'attempt started');
+  return { ok: true, cancel: job.cancelRequested };
+}
+
+export async function appendLogs(rt: Runtime, nodeId: string, attemptId: string, batch: LogBatch): Promise<LogBatchResponse> {
+  const a = await nodeAttempt(rt, nodeId, attemptId);
+  const accepted = await rt.store.appendLogs(a.jobId, attemptId, batch.entries);
+  if (accepted > 0) rt.logs.wake(a.jobId);
+  const job = await rt.store.getJob(a.jobId);
+  return { accepted, cancel: !ACTIVE_ATTEMPT_STATES.includes(a.state) || (job?.cancelRequested ?? true) };
+}
+
+/** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */
+export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
+  const a = await nodeAttempt(rt, nodeId, attemptId);
+  const outputs = r.outputs;
+  if (outputRootDigest(outputs) !== r.outputDigest) {
+    throw new GpuxError('REQUEST_INVALID', 'outputDigest does not match the outputs (sha256 over sorted "path\\0sha256\\n" lines)', {
+      problems: [{ path: 'outputDigest', message: 'does not match outputs' }],
+    });
+  }
+  const res = await rt.store.finishAttempt(
+    { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() },
+    rt.decider,
+  );
+  if (!res.duplicate) {
+    attemptEnded(rt, attemptId, a.jobId, r.outcome);
+    rt.logger.info({ nodeId, attemptId, jobId: a.jobId, outcome: r.outcome, jobState: res.job.state }, 'attempt finished');
+  }
+  return { accepted: true, duplicate: res.duplicate };
+}

@@ -1,0 +1,82 @@
+/** Buyer-side job operations: submit (idempotent), list, get, cancel. Visibility: buyers see only their own. */
+import { GpuxError, type JobRecord, newId } from '@gpux/core';
+import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
+import { JOB_STATES } from '@gpux/protocol';
+import { canSeeBuyer, type Principal } from '../http/bearer-auth.js';
+import type { Runtime } from '../runtime.js';
+import { attemptView, eventView, jobView } from '../views.js';
+
+const EVENTS_PER_JOB = 1000;
+
+/** The job, if this principal may see it; someone else's job is reported missing, not forbidden. */
+export async function visibleJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
+  const job = await rt.store.getJob(id);
+  if (!job || !canSeeBuyer(p, job.buyerId)) throw new GpuxError('JOB_NOT_FOUND', `no job ${id}`);
+  return job;
+}
+
+/** JSON with sorted keys, so two specs compare by content. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
+  const now = rt.clock.now();
+  const { job, created } = await rt.store.submitJob({ id: newId('job', now, rt.random), buyerId: p.accountId, spec, idempotencyKey, now });
+  if (!created && canonical(job.spec) !== canonical(spec)) {
+    throw new GpuxError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key ${JSON.stringify(idempotencyKey)} was used for job ${job.id} with a different spec`);
+  }
+  if (created) {
+    rt.logger.debug({ jobId: job.id, buyerId: p.accountId }, 'job submitted');
+    rt.scheduling.kick();
+  }
+  return { job: jobView(job), created };
+}
+
+export function parseStates(raw: string | undefined): JobState[] | undefined {
+  if (raw === undefined) return undefined;
+  const states = raw.split(',');
+  const bad = states.filter((s) => !(JOB_STATES as readonly string[]).includes(s));
+  if (bad.length) {
+    throw new GpuxError('REQUEST_INVALID', `unknown job state ${bad.join(', ')}`, {
+      problems: [{ path: 'state', message: `expected one or more of ${JOB_STATES.join(', ')}, comma-separated` }],
+    });
+  }
+  return states as JobState[];
+}
+
+export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; limit: number; cursor?: string }): Promise<ListJobsResponse> {
+  const states = parseStates(q.state);
+  const page = await rt.store.listJobs({
+    limit: q.limit,
+    ...(p.role === 'buyer' ? { buyerId: p.accountId } : {}),
+    ...(states ? { states } : {}),
+    ...(q.cursor ? { cursor: q.cursor } : {}),
+  });
+  return { jobs: page.items.map(jobView), nextCursor: page.nextCursor };
+}
+
+export async function getJob(rt: Runtime, p: Principal, id: string): Promise<GetJobResponse> {
+  const job = await visibleJob(rt, p, id);
+  const [attempts, events] = await Promise.all([rt.store.listAttempts(id), rt.store.listEvents('job', id, EVENTS_PER_JOB)]);
+  return { job: jobView(job), attempts: attempts.map(attemptView), events: events.map(eventView) };
+}
+
+/** Queued: cancelled at once. Running: cancelRequested, and the node hears it on its next call or long-poll. */
+export async function cancelJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
+  await visibleJob(rt, p, id);
+  const { job, stopAttemptIds } = await rt.store.requestCancel(id, rt.clock.now());
+  rt.logger.info({ jobId: id, state: job.state, stopAttemptIds }, 'job cancel requested');
+  rt.logs.wake(id);
+  for (const attemptId of stopAttemptIds) {
+    const a = await rt.store.getAttempt(attemptId);
+    if (a) rt.work.wake(a.nodeId);
+  }
+  return job;
+}

@@ -1,0 +1,84 @@
+/**
+ * startCoordinator: open and migrate the store, bootstrap the first operator token, extend active leases
+ * (a restart must not expire healthy nodes), rebuild the capacity index, start the loops, listen.
+ */
+import { type Clock, type Random, type Store, systemClock } from '@gpux/core';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { CoordinatorConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { rebuildIndex } from './loops/capacity.js';
+import { ExpiryLoop } from './loops/expiry.js';
+import { cryptoRandom } from './random.js';
+import { createRuntime } from './runtime.js';
+import { openStore } from './store/index.js';
+import { issueToken } from './tokens.js';
+
+export interface RunningCoordinator {
+  /** Where clients reach it: config.publicUrl, else the address it listens on. */
+  url: string;
+  port: number;
+  store: Store;
+  config: CoordinatorConfig;
+  /** The operator token made on first start (no operator token existed); print it once. null otherwise. */
+  bootstrapOperatorToken: string | null;
+  /** Stop loops, end long-polls, close the server, then the store (only a store it opened). Safe twice. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  random?: Random;
+  logger?: Logger;
+  /** Use this store instead of opening config.db; the caller keeps ownership and closes it. */
+  store?: Store;
+}
+
+function urlFor(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}
+
+export async function startCoordinator(config: CoordinatorConfig, opts: StartOptions = {}): Promise<RunningCoordinator> {
+  const clock = opts.clock ?? systemClock;
+  const random = opts.random ?? cryptoRandom;
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const store = opts.store ?? (await openStore(config.db));
+  const ownsStore = opts.store === undefined;
+  try {
+    await store.migrate();
+    let bootstrapOperatorToken: string | null = null;
+    if ((await store.countTokens('operator')) === 0) {
+      bootstrapOperatorToken = (await issueToken(store, { role: 'operator', name: 'bootstrap' }, clock, random)).token;
+      logger.info('issued the bootstrap operator token');
+    }
+    const rt = createRuntime({ store, config, clock, random, logger });
+    const extended = await store.extendActiveLeases(clock.now() + config.leaseTtlMs);
+    const counts = await rebuildIndex(rt);
+    const app = buildApp({ store, config, clock, random, logger, runtime: rt });
+    const expiry = new ExpiryLoop(rt);
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    rt.scheduling.start();
+    expiry.start();
+    logger.info({ port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended }, 'coordinator listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        rt.work.close();
+        rt.logs.close();
+        await Promise.all([rt.scheduling.stop(), expiry.stop()]);
+        await app.close();
+        if (ownsStore) await store.close();
+        logger.info('coordinator stopped');
+      })();
+      return closing;
+    };
+    return { url: config.publicUrl ?? urlFor(config.host, port), port, store, config, bootstrapOperatorToken, close };
+  } catch (err) {
+    if (ownsStore) await store.close().catch(() => {});
+    throw err;
+  }
+}

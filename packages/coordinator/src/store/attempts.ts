@@ -1,0 +1,180 @@
+/** Attempt verbs: read, start, finish (idempotent, with outputs), and the lease side (expire, extend). */
+import { type AttemptRecord, type FinishAttemptInput, GpuxError, type JobRecord, type LostAttempt, type TransitionDecider } from '@gpux/core';
+import type { AttemptState, OutputFile } from '@gpux/protocol';
+import type { Kysely } from 'kysely';
+import { chunks, inTx, type StoreContext } from './context.js';
+import { insertEvents } from './events.js';
+import { selectJobRow } from './jobs.js';
+import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
+import type { Database } from './schema.js';
+import { moveJobAfterAttempt } from './transition.js';
+
+const ACTIVE: AttemptState[] = ['assigned', 'running'];
+
+function selectAttemptRow(trx: Kysely<Database>, ctx: StoreContext, id: string, lock: boolean): Promise<AttemptRow | undefined> {
+  return trx
+    .selectFrom('attempts')
+    .selectAll()
+    .where('id', '=', id)
+    .$if(lock && ctx.q.forUpdate, (qb) => qb.forUpdate())
+    .executeTakeFirst();
+}
+
+async function jobOf(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, lock: boolean): Promise<JobRecord> {
+  const row = await selectJobRow(trx, ctx, a.job_id, lock);
+  if (!row) throw new Error(`invariant: attempt ${a.id} has no job ${a.job_id}`);
+  return jobFromRow(row);
+}
+
+export async function getAttempt(ctx: StoreContext, id: string): Promise<AttemptRecord | undefined> {
+  const row = await selectAttemptRow(ctx.db, ctx, id, false);
+  return row && attemptFromRow(row);
+}
+
+export async function listAttempts(ctx: StoreContext, jobId: string): Promise<AttemptRecord[]> {
+  const rows = await ctx.db.selectFrom('attempts').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id').execute();
+  return rows.map(attemptFromRow);
+}
+
+export async function listActiveAttempts(ctx: StoreContext, nodeId?: string): Promise<AttemptRecord[]> {
+  const rows = await ctx.db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('state', 'in', ACTIVE)
+    .$if(nodeId !== undefined, (qb) => qb.where('node_id', '=', nodeId as string))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(attemptFromRow);
+}
+
+export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: string, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
+  return inTx(ctx, async (trx) => {
+    const a = await selectAttemptRow(trx, ctx, attemptId, true);
+    if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
+    if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };
+    if (a.state !== 'assigned') throw new GpuxError('CONFLICT', `attempt ${attemptId} is ${a.state}, no longer active`);
+    const started = await trx
+      .updateTable('attempts')
+      .set({ state: 'running', started_at: now })
+      .where('id', '=', attemptId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    let job = await jobOf(trx, ctx, a, true);
+    if (job.state === 'assigned' && job.currentAttemptId === attemptId) {
+      // startedAt keeps the first start across retries.
+      const row = await trx
+        .updateTable('jobs')
+        .set({ state: 'running', started_at: job.startedAt ?? now, updated_at: now })
+        .where('id', '=', job.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      job = jobFromRow(row);
+    }
+    await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: job.id, type: 'attempt.started', data: { attemptId, nodeId } }]);
+    return { attempt: attemptFromRow(started), job };
+  });
+}
+
+function checkOutputs(outputs: OutputFile[]): void {
+  const seen = new Set<string>();
+  for (const f of outputs) {
+    if (seen.has(f.path)) throw new GpuxError('REQUEST_INVALID', `output path ${f.path} appears twice`, { problems: [{ path: 'outputs', message: `duplicate path ${f.path}` }] });
+    seen.add(f.path);
+  }
+}
+
+export function finishAttempt(
+  ctx: StoreContext,
+  input: FinishAttemptInput,
+  decide: TransitionDecider,
+): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }> {
+  checkOutputs(input.outputs);
+  return inTx(ctx, async (trx) => {
+    const a = await selectAttemptRow(trx, ctx, input.attemptId, true);
+    if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);
+    if (!ACTIVE.includes(a.state as AttemptState)) {
+      if (a.state === input.outcome && a.output_digest === input.outputDigest) {
+        return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
+      }
+      const why = a.state === 'lost' ? ' (its lease expired first)' : '';
+      throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state}${why}; a different result cannot replace it`);
+    }
+    const ended = await trx
+      .updateTable('attempts')
+      .set({
+        state: input.outcome,
+        exit_code: input.exitCode,
+        error: input.error,
+        output_digest: input.outputDigest,
+        metrics: JSON.stringify(input.metrics),
+        lease_expires_at: null,
+        finished_at: input.now,
+      })
+      .where('id', '=', input.attemptId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const outputRows = input.outputs.map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null }));
+    for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
+    const end = { outcome: input.outcome, exitCode: input.exitCode, error: input.error };
+    const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id }, end, decide, input.now);
+    await insertEvents(trx, ctx, [
+      {
+        at: input.now,
+        subject: 'job',
+        subjectId: a.job_id,
+        type: 'attempt.finished',
+        data: { attemptId: a.id, nodeId: a.node_id, outcome: input.outcome, exitCode: input.exitCode, error: input.error, outputDigest: input.outputDigest },
+      },
+      ...moved.events,
+    ]);
+    return { attempt: attemptFromRow(ended), job: moved.job, duplicate: false };
+  });
+}
+
+export async function getOutputs(ctx: StoreContext, attemptId: string): Promise<OutputFile[]> {
+  const rows = await ctx.db.selectFrom('outputs').selectAll().where('attempt_id', '=', attemptId).orderBy('path').execute();
+  return rows.map(outputFromRow);
+}
+
+export const LEASE_EXPIRED = 'lease expired: the node stopped heartbeating';
+
+export function expireLeases(ctx: StoreContext, now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]> {
+  return inTx(ctx, async (trx) => {
+    const expired = await trx
+      .selectFrom('attempts')
+      .selectAll()
+      .where('state', 'in', ACTIVE)
+      .where('lease_expires_at', '<', now)
+      .orderBy('lease_expires_at')
+      .limit(Math.max(0, Math.floor(limit)))
+      .$if(ctx.q.forUpdate, (qb) => (ctx.q.skipLocked ? qb.forUpdate().skipLocked() : qb.forUpdate()))
+      .execute();
+    const lost: LostAttempt[] = [];
+    for (const a of expired) {
+      await trx
+        .updateTable('attempts')
+        .set({ state: 'lost', error: LEASE_EXPIRED, lease_expires_at: null, finished_at: now })
+        .where('id', '=', a.id)
+        .execute();
+      const end = { outcome: 'lost' as const, exitCode: null, error: null };
+      const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id }, end, decide, now);
+      await insertEvents(trx, ctx, [
+        { at: now, subject: 'job', subjectId: a.job_id, type: 'attempt.lost', data: { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at } },
+        ...moved.events,
+      ]);
+      lost.push({ attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state });
+    }
+    return lost;
+  });
+}
+
+export async function extendActiveLeases(ctx: StoreContext, minExpiresAt: number): Promise<number> {
+  const res = await ctx.db
+    .updateTable('attempts')
+    .set({ lease_expires_at: minExpiresAt })
+    .where('state', 'in', ACTIVE)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', minExpiresAt)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}

@@ -1,0 +1,64 @@
+/**
+ * createKyselyStore: the one Store implementation for SQLite and PostgreSQL. Dialect differences are the
+ * quirk flags of context.ts; the verbs live in jobs/queue/attempts/nodes/logs-tokens/events.ts.
+ */
+import type { Store } from '@gpux/core';
+import type { Kysely } from 'kysely';
+import * as attempts from './attempts.js';
+import { resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
+import { listEvents } from './events.js';
+import * as jobs from './jobs.js';
+import * as misc from './logs-tokens.js';
+import { runMigrations } from './migrate.js';
+import * as nodes from './nodes.js';
+import * as queue from './queue.js';
+import type { Database } from './schema.js';
+
+export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput): Store {
+  const ctx: StoreContext = { db, q: resolveQuirks(quirks) };
+  let closed: Promise<void> | undefined;
+  return {
+    dialect: ctx.q.dialect,
+    migrate: async () => {
+      await runMigrations(ctx);
+    },
+    // Idempotent: closing twice is harmless.
+    close: () => {
+      closed ??= db.destroy();
+      return closed;
+    },
+
+    createToken: (t) => misc.createToken(ctx, t),
+    findTokenByHash: (hash) => misc.findTokenByHash(ctx, hash),
+    countTokens: (role) => misc.countTokens(ctx, role),
+
+    submitJob: (job) => jobs.submitJob(ctx, job),
+    getJob: (id) => jobs.getJob(ctx, id),
+    listJobs: (q) => jobs.listJobs(ctx, q),
+    requestCancel: (jobId, now) => jobs.requestCancel(ctx, jobId, now),
+    claimQueued: (now, limit) => queue.claimQueued(ctx, now, limit),
+    assign: (placements, now) => queue.assign(ctx, placements, now),
+
+    getAttempt: (id) => attempts.getAttempt(ctx, id),
+    listAttempts: (jobId) => attempts.listAttempts(ctx, jobId),
+    listActiveAttempts: (nodeId) => attempts.listActiveAttempts(ctx, nodeId),
+    startAttempt: (attemptId, nodeId, now) => attempts.startAttempt(ctx, attemptId, nodeId, now),
+    finishAttempt: (input, decide) => attempts.finishAttempt(ctx, input, decide),
+    getOutputs: (attemptId) => attempts.getOutputs(ctx, attemptId),
+
+    appendLogs: (jobId, attemptId, entries) => misc.appendLogs(ctx, jobId, attemptId, entries),
+    readLogs: (jobId, after, limit) => misc.readLogs(ctx, jobId, after, limit),
+
+    registerNode: (node) => nodes.registerNode(ctx, node),
+    getNode: (id) => nodes.getNode(ctx, id),
+    listNodes: (q) => nodes.listNodes(ctx, q),
+    heartbeat: (nodeId, now, leaseExpiresAt) => nodes.heartbeat(ctx, nodeId, now, leaseExpiresAt),
+    setNodeAdminState: (nodeId, state, now) => nodes.setNodeAdminState(ctx, nodeId, state, now),
+    markStaleNodesOffline: (cutoff, now) => nodes.markStaleNodesOffline(ctx, cutoff, now),
+    expireLeases: (now, decide, limit) => attempts.expireLeases(ctx, now, decide, limit),
+    extendActiveLeases: (minExpiresAt) => attempts.extendActiveLeases(ctx, minExpiresAt),
+
+    listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
+    countJobsByState: () => jobs.countJobsByState(ctx),
+  };
+}

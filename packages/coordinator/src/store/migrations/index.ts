@@ -1,0 +1,6 @@
+/** The ordered list of migrations. Append only. */
+import { migration0001 } from './0001-initial.js';
+import type { Migration } from './types.js';
+
+export type { Migration } from './types.js';
+export const MIGRATIONS: readonly Migration[] = [migration0001];

@@ -1,0 +1,130 @@
+/** Node verbs: register, read, list, heartbeat (lease renewal), admin state, staleness. */
+import { GpuxError, type NodeRecord, type Page } from '@gpux/core';
+import type { NodeAdminState, NodeAdvertisement, NodeStatus } from '@gpux/protocol';
+import { inTx, type StoreContext } from './context.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { insertEvents } from './events.js';
+import { nodeFromRow } from './rows.js';
+
+export function registerNode(ctx: StoreContext, node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number }): Promise<NodeRecord> {
+  return inTx(ctx, async (trx) => {
+    const before = await trx.selectFrom('nodes').select('status').where('id', '=', node.id).executeTakeFirst();
+    const fresh = {
+      public_key: node.publicKey,
+      advertisement: JSON.stringify(node.advertisement),
+      status: 'online',
+      simulated: node.advertisement.simulated ? 1 : 0,
+      last_heartbeat_at: node.now,
+    };
+    // Upsert: a re-register keeps id, registeredAt and adminState; the advertisement is replaced.
+    const row = await trx
+      .insertInto('nodes')
+      .values({ id: node.id, admin_state: 'active', registered_at: node.now, ...fresh })
+      .onConflict((oc) => oc.column('id').doUpdateSet(fresh))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const adv = node.advertisement;
+    await insertEvents(trx, ctx, [
+      {
+        at: node.now,
+        subject: 'node',
+        subjectId: node.id,
+        type: 'node.registered',
+        data: { hostname: adv.hostname, gpus: adv.gpus.length, reregistered: before !== undefined, previousStatus: before?.status ?? null },
+      },
+    ]);
+    return nodeFromRow(row);
+  });
+}
+
+export async function getNode(ctx: StoreContext, id: string): Promise<NodeRecord | undefined> {
+  const row = await ctx.db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && nodeFromRow(row);
+}
+
+/** Ordered by id, keyset-paginated. */
+export async function listNodes(ctx: StoreContext, q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<Page<NodeRecord>> {
+  const limit = Math.max(1, Math.floor(q.limit));
+  let qb = ctx.db.selectFrom('nodes').selectAll();
+  if (q.status !== undefined) qb = qb.where('status', '=', q.status);
+  if (q.cursor) {
+    const [after] = decodeCursor(q.cursor, ['string'] as const);
+    qb = qb.where('id', '>', after);
+  }
+  const rows = await qb
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+  const items = rows.slice(0, limit).map(nodeFromRow);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
+}
+
+export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }> {
+  return inTx(ctx, async (trx) => {
+    const node = await trx
+      .selectFrom('nodes')
+      .select('status')
+      .where('id', '=', nodeId)
+      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!node) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
+    await trx.updateTable('nodes').set({ status: 'online', last_heartbeat_at: now }).where('id', '=', nodeId).execute();
+    if (node.status !== 'online') {
+      await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);
+    }
+    await trx
+      .updateTable('attempts')
+      .set({ lease_expires_at: leaseExpiresAt })
+      .where('node_id', '=', nodeId)
+      .where('state', 'in', ['assigned', 'running'])
+      .execute();
+    const cancel = await trx
+      .selectFrom('attempts')
+      .innerJoin('jobs', 'jobs.id', 'attempts.job_id')
+      .select('attempts.id')
+      .where('attempts.node_id', '=', nodeId)
+      .where('attempts.state', 'in', ['assigned', 'running'])
+      .where('jobs.cancel_requested', '=', 1)
+      .orderBy('attempts.id')
+      .execute();
+    return { cancelAttemptIds: cancel.map((r) => r.id) };
+  });
+}
+
+const ADMIN_EVENT: Record<NodeAdminState, string> = { active: 'node.uncordoned', cordoned: 'node.cordoned', draining: 'node.draining' };
+
+export function setNodeAdminState(ctx: StoreContext, nodeId: string, state: NodeAdminState, now: number): Promise<NodeRecord> {
+  return inTx(ctx, async (trx) => {
+    const row = await trx
+      .selectFrom('nodes')
+      .selectAll()
+      .where('id', '=', nodeId)
+      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!row) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
+    if (row.admin_state === state) return nodeFromRow(row); // unchanged: no event
+    const updated = await trx.updateTable('nodes').set({ admin_state: state }).where('id', '=', nodeId).returningAll().executeTakeFirstOrThrow();
+    await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: ADMIN_EVENT[state], data: { from: row.admin_state, to: state } }]);
+    return nodeFromRow(updated);
+  });
+}
+
+export function markStaleNodesOffline(ctx: StoreContext, cutoff: number, now: number): Promise<string[]> {
+  return inTx(ctx, async (trx) => {
+    const rows = await trx
+      .updateTable('nodes')
+      .set({ status: 'offline' })
+      .where('status', '=', 'online')
+      .where('last_heartbeat_at', '<', cutoff)
+      .returning(['id', 'last_heartbeat_at'])
+      .execute();
+    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    await insertEvents(
+      trx,
+      ctx,
+      rows.map((r) => ({ at: now, subject: 'node' as const, subjectId: r.id, type: 'node.offline', data: { lastHeartbeatAt: Number(r.last_heartbeat_at) } })),
+    );
+    return rows.map((r) => r.id);
+  });
+}

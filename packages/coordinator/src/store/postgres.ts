@@ -1,0 +1,34 @@
+/** openPostgresStore: PostgreSQL for scale. Builds the Kysely instance over a pg Pool (int8 read as number) and migrates. */
+import type { Store } from '@gpux/core';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { createKyselyStore } from './kysely-store.js';
+import type { Database } from './schema.js';
+
+export interface PostgresStoreOptions {
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+const INT8_OID = 20;
+
+/** Per-pool type parsing, so other pg users in the process keep pg's defaults. Epoch ms fit a double exactly. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, types });
+  // An idle client losing its connection must not crash the process; the next query reports the failure.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const store = createKyselyStore(db, { dialect: 'postgres' });
+  try {
+    await store.migrate();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}

@@ -1,0 +1,95 @@
+/** The queue side of jobs: claim queued jobs and write a scheduling pass (attempts + leases) in one transaction. */
+import type { AttemptRecord, JobRecord, Placement } from '@gpux/core';
+import { sql } from 'kysely';
+import { chunks, inTx, type StoreContext } from './context.js';
+import { insertEvents, type NewEvent } from './events.js';
+import { type AttemptRow, attemptFromRow, jobFromRow } from './rows.js';
+
+/** Queued jobs due at `now` with no cancel request, oldest first (index jobs_claim, no sort). Reads only; assign() decides. */
+export async function claimQueued(ctx: StoreContext, now: number, limit: number): Promise<JobRecord[]> {
+  const rows = await ctx.db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('state', '=', 'queued')
+    .where((eb) => eb.or([eb('run_after', 'is', null), eb('run_after', '<=', now)]))
+    .where('cancel_requested', '=', 0)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(Math.max(0, Math.floor(limit)))
+    .execute();
+  return rows.map(jobFromRow);
+}
+
+/**
+ * Each job moves queued -> assigned with one conditional UPDATE (… WHERE state = 'queued'); only the jobs it
+ * changed get an attempt, so two coordinators racing on the same jobs never write two attempts for one job.
+ * On PostgreSQL the jobs are first locked in id order so concurrent passes cannot deadlock.
+ */
+export function assign(ctx: StoreContext, placements: Placement[], now: number): Promise<AttemptRecord[]> {
+  if (placements.length === 0) return Promise.resolve([]);
+  const byJob = new Map<string, Placement>();
+  for (const p of placements) if (!byJob.has(p.jobId)) byJob.set(p.jobId, p); // a job placed twice: first wins
+  const sorted = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+  return inTx(ctx, async (trx) => {
+    const won = new Set<string>();
+    for (const batch of chunks(sorted, 3, ctx.q)) {
+      let ids = batch.map((p) => p.jobId);
+      if (ctx.q.forUpdate) {
+        const locked = await trx
+          .selectFrom('jobs')
+          .select('id')
+          .where('id', 'in', ids)
+          .where('state', '=', 'queued')
+          .where('cancel_requested', '=', 0)
+          .orderBy('id')
+          .forUpdate()
+          .execute();
+        ids = locked.map((r) => r.id);
+        if (ids.length === 0) continue;
+      }
+      const attemptOf = sql<string>`case ${sql.ref('id')} ${sql.join(
+        batch.map((p) => sql`when ${p.jobId} then ${p.attemptId}`),
+        sql` `,
+      )} end`;
+      const updated = await trx
+        .updateTable('jobs')
+        .set({ state: 'assigned', attempt_count: sql`attempt_count + 1`, current_attempt_id: attemptOf, run_after: null, updated_at: now })
+        .where('id', 'in', ids)
+        .where('state', '=', 'queued')
+        .where('cancel_requested', '=', 0)
+        .returning('id')
+        .execute();
+      for (const r of updated) won.add(r.id);
+    }
+    const rows: AttemptRow[] = [];
+    const events: NewEvent[] = [];
+    for (const p of placements) {
+      if (!won.has(p.jobId) || byJob.get(p.jobId) !== p) continue;
+      rows.push({
+        id: p.attemptId,
+        job_id: p.jobId,
+        node_id: p.nodeId,
+        state: 'assigned',
+        gpu_indices: JSON.stringify(p.gpuIndices),
+        exit_code: null,
+        error: null,
+        output_digest: null,
+        metrics: null,
+        lease_expires_at: p.leaseExpiresAt,
+        created_at: now,
+        started_at: null,
+        finished_at: null,
+      });
+      events.push({
+        at: now,
+        subject: 'job',
+        subjectId: p.jobId,
+        type: 'job.assigned',
+        data: { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt },
+      });
+    }
+    for (const batch of chunks(rows, 13, ctx.q)) await trx.insertInto('attempts').values(batch).execute();
+    await insertEvents(trx, ctx, events);
+    return rows.map(attemptFromRow);
+  });
+}

@@ -1,0 +1,85 @@
+/** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
+import type { AttemptRecord, EventRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
+import type { AttemptState, JobState, NodeAdminState, NodeStatus, OutputFile } from '@gpux/protocol';
+import type { Selectable } from 'kysely';
+import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
+
+export type JobRow = Selectable<JobsTable>;
+export type AttemptRow = Selectable<AttemptsTable>;
+export type NodeRow = Selectable<NodesTable>;
+
+export function tokenFromRow(r: Selectable<TokensTable>): TokenRecord {
+  return { id: r.id, hash: r.hash, role: r.role as Role, accountId: r.account_id, name: r.name, createdAt: Number(r.created_at) };
+}
+
+const num = (v: number | null): number | null => (v === null ? null : Number(v));
+
+export function jobFromRow(r: JobRow): JobRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    buyerId: r.buyer_id,
+    state: r.state as JobState,
+    spec: JSON.parse(r.spec),
+    attemptCount: Number(r.attempt_count),
+    currentAttemptId: r.current_attempt_id,
+    runAfter: num(r.run_after),
+    exitCode: num(r.exit_code),
+    error: r.error,
+    cancelRequested: Number(r.cancel_requested) === 1,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+    idempotencyKey: r.idempotency_key,
+    avoidNodeIds: JSON.parse(r.avoid_node_ids),
+  };
+}
+
+export function attemptFromRow(r: AttemptRow): AttemptRecord {
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    nodeId: r.node_id,
+    state: r.state as AttemptState,
+    gpuIndices: JSON.parse(r.gpu_indices),
+    exitCode: num(r.exit_code),
+    error: r.error,
+    outputDigest: r.output_digest,
+    metrics: r.metrics === null ? null : JSON.parse(r.metrics),
+    leaseExpiresAt: num(r.lease_expires_at),
+    createdAt: Number(r.created_at),
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+  };
+}
+
+export function nodeFromRow(r: NodeRow): NodeRecord {
+  return {
+    id: r.id,
+    publicKey: r.public_key,
+    advertisement: JSON.parse(r.advertisement),
+    status: r.status as NodeStatus,
+    adminState: r.admin_state as NodeAdminState,
+    simulated: Number(r.simulated) === 1,
+    registeredAt: Number(r.registered_at),
+    lastHeartbeatAt: Number(r.last_heartbeat_at),
+  };
+}
+
+export function eventFromRow(r: Selectable<EventsTable>): EventRecord {
+  return {
+    seq: Number(r.seq),
+    at: Number(r.at),
+    subject: r.subject as 'job' | 'node',
+    subjectId: r.subject_id,
+    type: r.type,
+    data: JSON.parse(r.data),
+  };
+}
+
+export function outputFromRow(r: Selectable<OutputsTable>): OutputFile {
+  const f: OutputFile = { path: r.path, size: Number(r.size), sha256: r.sha256 };
+  if (r.content !== null) f.content = r.content;
+  return f;
+}

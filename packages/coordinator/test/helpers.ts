@@ -1,0 +1,177 @@
+/** Test helpers: a real coordinator on 127.0.0.1:0 over SQLite in a temp dir, an HTTP client, a signed fake agent. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '@gpux/core';
+import {
+  generateNodeKeyPair,
+  type JobSpecInput,
+  type LogEntry,
+  type NodeAdvertisementInput,
+  nodeIdFromPublicKey,
+  outputRootDigest,
+  type ResultReport,
+  sha256Hex,
+  signRequest,
+} from '@gpux/protocol';
+import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js';
+import { type RunningCoordinator, startCoordinator } from '../src/start.js';
+import { issueToken } from '../src/tokens.js';
+import { cryptoRandom } from '../src/random.js';
+
+export interface Harness {
+  dir: string;
+  coord: RunningCoordinator;
+  url: string;
+  operator: string;
+  /** A fresh buyer token each call. */
+  buyer(): Promise<string>;
+  /** Close and start again on the same database file. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(overrides: Partial<CoordinatorConfig> = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
+  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', ...overrides });
+  const h: Harness = {
+    dir,
+    coord: await startCoordinator(config),
+    url: '',
+    operator: '',
+    buyer: async () => (await issueToken(h.coord.store, { role: 'buyer', name: 'buyer' }, systemClock, cryptoRandom)).token,
+    restart: async () => {
+      await h.coord.close();
+      h.coord = await startCoordinator({ ...config, port: h.coord.port });
+      h.url = h.coord.url;
+    },
+    close: async () => {
+      await h.coord.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  h.url = h.coord.url;
+  assert(h.coord.bootstrapOperatorToken, 'a fresh database gets a bootstrap operator token');
+  h.operator = h.coord.bootstrapOperatorToken;
+  return h;
+}
+
+function assert(v: unknown, msg: string): asserts v {
+  if (!v) throw new Error(msg);
+}
+
+export interface Res {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: test responses are checked field by field
+  body: any;
+  headers: Headers;
+}
+
+export async function call(
+  url: string,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<Res> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | Buffer | undefined = opts.raw;
+  if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export const spec = (over: Partial<JobSpecInput> = {}): JobSpecInput => ({ name: 'hello', image: 'busybox:1.36', command: ['echo', 'hi'], ...over });
+
+export function gpuAd(hostname = 'node-a', gpus = 1): NodeAdvertisementInput {
+  return {
+    hostname,
+    agentVersion: '0.0.0-test',
+    os: 'linux',
+    arch: 'x64',
+    cpuCores: 8,
+    memoryMb: 32768,
+    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${hostname}-${i}`, vendor: 'nvidia' as const, model: 'NVIDIA H100 80GB HBM3', vramMb: 81920 })),
+    docker: { available: false },
+    executors: ['process'],
+  };
+}
+
+export interface SignOpts {
+  timestamp?: number;
+  nonce?: string;
+  /** Sign with this key instead of the agent's own. */
+  privateKeyPem?: string;
+  /** Send these bytes instead of the signed body. */
+  sendBody?: string;
+  /** Do not sign at all. */
+  unsigned?: boolean;
+}
+
+/** A fake node agent that signs its requests like the real one. */
+export class TestAgent {
+  readonly keys = generateNodeKeyPair();
+  readonly nodeId = nodeIdFromPublicKey(this.keys.publicKey);
+  constructor(
+    public url: string,
+    readonly ad: NodeAdvertisementInput = gpuAd(),
+  ) {}
+
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, o: SignOpts = {}): Promise<Res> {
+    const raw = body === undefined ? '' : JSON.stringify(body);
+    const sig = o.unsigned
+      ? {}
+      : signRequest(
+          { method, path, body: raw, nodeId: this.nodeId, ...(o.timestamp !== undefined ? { timestamp: o.timestamp } : {}), ...(o.nonce ? { nonce: o.nonce } : {}) },
+          o.privateKeyPem ?? this.keys.privateKeyPem,
+        );
+    const sent = o.sendBody ?? raw;
+    return call(this.url, method, path, { headers: sig, ...(sent !== '' ? { raw: sent } : {}) });
+  }
+
+  register(o?: SignOpts) {
+    return this.request('POST', '/v1/agent/register', { publicKey: this.keys.publicKey, advertisement: this.ad }, o);
+  }
+  heartbeat(activeAttemptIds: string[] = [], o?: SignOpts) {
+    return this.request('POST', '/v1/agent/heartbeat', { activeAttemptIds }, o);
+  }
+  work(waitMs = 0) {
+    return this.request('GET', `/v1/agent/work?waitMs=${waitMs}`);
+  }
+  start(attemptId: string) {
+    return this.request('POST', `/v1/agent/attempts/${attemptId}/start`);
+  }
+  logs(attemptId: string, entries: LogEntry[]) {
+    return this.request('POST', `/v1/agent/attempts/${attemptId}/logs`, { entries });
+  }
+  result(attemptId: string, report: ResultReport) {
+    return this.request('POST', `/v1/agent/attempts/${attemptId}/result`, report);
+  }
+}
+
+export function report(outcome: 'succeeded' | 'failed' | 'cancelled', files: Record<string, string> = {}, exitCode: number | null = 0): ResultReport {
+  const outputs = Object.entries(files).map(([path, text]) => ({
+    path,
+    size: Buffer.byteLength(text),
+    sha256: sha256Hex(text),
+    content: Buffer.from(text).toString('base64'),
+  }));
+  return { outcome, exitCode, error: null, outputDigest: outputRootDigest(outputs), outputs, metrics: { durationMs: 5 } };
+}
+
+/** Poll until `fn` returns a truthy value; generous deadline for slow machines. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | false | null>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

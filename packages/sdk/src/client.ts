@@ -1,0 +1,201 @@
+/** GpuxClient: one typed method per buyer/operator route of ROUTES, plus log following and job waiting. */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type CreateTokenRequest,
+  HealthResponse,
+  IDEMPOTENCY_HEADER,
+  type JobLogEntry,
+  type JobSpecInput,
+  type JobState,
+  type JobView,
+  type NodeStatus,
+  TERMINAL_JOB_STATES,
+} from '@gpux/protocol';
+import { GpuxApiError, GpuxConnectionError } from './errors.js';
+import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
+
+export interface GpuxClientOptions {
+  /** Coordinator base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** Bearer token of a buyer or operator account. */
+  token?: string;
+  fetch?: FetchLike;
+  /** Per-request timeout; long polls add their wait to it. Default 30 s. */
+  timeoutMs?: number;
+  /** How often submitJob retries a connection error or 503 (with the same idempotency key). Default 4. */
+  submitRetries?: number;
+  /** First retry delay; doubles each time. Default 250 ms. */
+  retryDelayMs?: number;
+}
+
+export type CreateTokenBody = ReturnType<typeof CreateTokenRequest.parse>;
+export type HealthResponseBody = ReturnType<typeof HealthResponse.parse>;
+export interface ListJobsParams {
+  /** One state or a comma-separated list. */
+  state?: JobState | string;
+  limit?: number;
+  cursor?: string;
+}
+export interface ListNodesParams {
+  status?: NodeStatus;
+  limit?: number;
+  cursor?: string;
+}
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+export interface SubmitJobOptions extends RequestOptions {
+  idempotencyKey?: string;
+}
+export interface JobLogsOptions extends RequestOptions {
+  after?: number;
+  limit?: number;
+  waitMs?: number;
+}
+export interface FollowLogsOptions extends RequestOptions {
+  after?: number;
+  /** Long-poll wait per request. Default 10 s. */
+  waitMs?: number;
+  /** Pause after an empty page, in case the server answers without waiting. Default 250 ms. */
+  idleMs?: number;
+}
+export interface WaitForJobOptions extends RequestOptions {
+  /** Called with the job on every poll. */
+  onUpdate?: (job: JobView) => void;
+  /** Default 1000 ms. */
+  pollMs?: number;
+}
+
+export const HEALTH_PATH = '/healthz';
+export const READY_PATH = '/readyz';
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class GpuxClient {
+  readonly url: string;
+  private readonly cfg: TransportConfig;
+  private readonly submitRetries: number;
+  private readonly retryDelayMs: number;
+
+  constructor(opts: GpuxClientOptions) {
+    this.url = normalizeBaseUrl(opts.url);
+    // Look fetch up per call by default, so a replaced global (tests, instrumentation) is honoured.
+    const fetchImpl: FetchLike = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.cfg = { baseUrl: this.url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    this.submitRetries = opts.submitRetries ?? 4;
+    this.retryDelayMs = opts.retryDelayMs ?? 250;
+  }
+
+  // ---- buyers ----
+
+  /** Submit a job. Retries connection errors and 503s with one idempotency key, so a retry never creates a second job. */
+  async submitJob(spec: JobSpecInput, opts: SubmitJobOptions = {}): Promise<RouteResponse<'submitJob'>> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    const call: CallOptions = { body: { spec }, headers: { [IDEMPOTENCY_HEADER]: key } };
+    if (opts.signal) call.signal = opts.signal;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await callRoute(this.cfg, 'submitJob', call);
+      } catch (err) {
+        const retryable = err instanceof GpuxConnectionError || (err instanceof GpuxApiError && err.status === 503);
+        if (!retryable || attempt >= this.submitRetries) throw err;
+        await sleep(this.retryDelayMs * 2 ** attempt, undefined, opts.signal ? { signal: opts.signal } : undefined);
+      }
+    }
+  }
+
+  listJobs(query: ListJobsParams = {}, opts: RequestOptions = {}): Promise<RouteResponse<'listJobs'>> {
+    return callRoute(this.cfg, 'listJobs', { query: { state: query.state, limit: query.limit, cursor: query.cursor }, ...sig(opts) });
+  }
+
+  getJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'getJob'>> {
+    return callRoute(this.cfg, 'getJob', { params: { id }, ...sig(opts) });
+  }
+
+  cancelJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'cancelJob'>> {
+    return callRoute(this.cfg, 'cancelJob', { params: { id }, ...sig(opts) });
+  }
+
+  jobLogs(id: string, opts: JobLogsOptions = {}): Promise<RouteResponse<'jobLogs'>> {
+    const waitMs = opts.waitMs ?? 0;
+    return callRoute(this.cfg, 'jobLogs', {
+      params: { id },
+      query: { after: opts.after, limit: opts.limit, waitMs: opts.waitMs },
+      timeoutMs: this.cfg.timeoutMs + waitMs,
+      ...sig(opts),
+    });
+  }
+
+  /** Every log entry of the job from `after` on, long-polling until the job is finished and fully read. */
+  async *followLogs(id: string, opts: FollowLogsOptions = {}): AsyncIterable<JobLogEntry> {
+    let after = opts.after ?? -1;
+    const waitMs = opts.waitMs ?? 10_000;
+    const idleMs = opts.idleMs ?? 250;
+    for (;;) {
+      const page = await this.jobLogs(id, { after, waitMs, ...sig(opts) });
+      for (const entry of page.entries) yield entry;
+      after = page.next;
+      if (page.done) return;
+      if (page.entries.length === 0) await sleep(idleMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
+    }
+  }
+
+  jobResult(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'jobResult'>> {
+    return callRoute(this.cfg, 'jobResult', { params: { id }, ...sig(opts) });
+  }
+
+  /** Poll the job until it reaches a terminal state; returns the final job. */
+  async waitForJob(id: string, opts: WaitForJobOptions = {}): Promise<JobView> {
+    const pollMs = opts.pollMs ?? 1000;
+    for (;;) {
+      const { job } = await this.getJob(id, sig(opts));
+      opts.onUpdate?.(job);
+      if (TERMINAL_JOB_STATES.includes(job.state)) return job;
+      await sleep(pollMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
+    }
+  }
+
+  whoami(opts: RequestOptions = {}): Promise<RouteResponse<'whoami'>> {
+    return callRoute(this.cfg, 'whoami', sig(opts));
+  }
+
+  // ---- operators ----
+
+  listNodes(query: ListNodesParams = {}, opts: RequestOptions = {}): Promise<RouteResponse<'listNodes'>> {
+    return callRoute(this.cfg, 'listNodes', { query: { status: query.status, limit: query.limit, cursor: query.cursor }, ...sig(opts) });
+  }
+
+  getNode(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'getNode'>> {
+    return callRoute(this.cfg, 'getNode', { params: { id }, ...sig(opts) });
+  }
+
+  cordonNode(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'cordonNode'>> {
+    return callRoute(this.cfg, 'cordonNode', { params: { id }, ...sig(opts) });
+  }
+
+  uncordonNode(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'uncordonNode'>> {
+    return callRoute(this.cfg, 'uncordonNode', { params: { id }, ...sig(opts) });
+  }
+
+  drainNode(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'drainNode'>> {
+    return callRoute(this.cfg, 'drainNode', { params: { id }, ...sig(opts) });
+  }
+
+  createToken(body: CreateTokenBody, opts: RequestOptions = {}): Promise<RouteResponse<'createToken'>> {
+    return callRoute(this.cfg, 'createToken', { body, ...sig(opts) });
+  }
+
+  /** Liveness: the process is up (no token needed). */
+  async health(opts: RequestOptions = {}): Promise<HealthResponseBody> {
+    return (await request(this.cfg, 'GET', HEALTH_PATH, HealthResponse, `health (GET ${HEALTH_PATH})`, sig(opts))) as HealthResponseBody;
+  }
+
+  /** Readiness: the coordinator can reach its store. A 503 is an answer here, not an error. */
+  async ready(opts: RequestOptions = {}): Promise<HealthResponseBody> {
+    return (await request(this.cfg, 'GET', READY_PATH, HealthResponse, `ready (GET ${READY_PATH})`, { ...sig(opts), okStatuses: [503] })) as HealthResponseBody;
+  }
+}
+
+function sig(opts: RequestOptions): { signal?: AbortSignal } {
+  return opts.signal ? { signal: opts.signal } : {};
+}

@@ -1,0 +1,65 @@
+/** The errors the SDK throws: API error bodies, unreachable coordinators, and responses that break the protocol. */
+import { ERROR_CODES, type ErrorCode, type Problem } from '@gpux/protocol';
+
+/** Base class, so callers can catch every SDK failure with one `instanceof`. */
+export class GpuxClientError extends Error {
+  constructor(message: string, opts?: { cause?: unknown }) {
+    super(message, opts?.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GpuxClientError';
+  }
+}
+
+/** The coordinator answered with a non-2xx status. */
+export class GpuxApiError extends GpuxClientError {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly problems: Problem[];
+
+  constructor(status: number, code: ErrorCode, message: string, problems: Problem[] = []) {
+    super(message);
+    this.name = 'GpuxApiError';
+    this.status = status;
+    this.code = code;
+    this.problems = problems;
+  }
+}
+
+/** The request never got an HTTP answer: refused, reset, DNS failure, or timed out. */
+export class GpuxConnectionError extends GpuxClientError {
+  readonly url: string;
+
+  constructor(url: string, message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
+    this.name = 'GpuxConnectionError';
+    this.url = url;
+  }
+}
+
+/** The coordinator answered, but the body does not match the protocol schema (version skew, proxy page…). */
+export class GpuxResponseError extends GpuxClientError {
+  readonly status: number;
+  readonly route: string;
+  readonly problems: Problem[];
+
+  constructor(route: string, status: number, message: string, problems: Problem[] = []) {
+    super(message);
+    this.name = 'GpuxResponseError';
+    this.route = route;
+    this.status = status;
+    this.problems = problems;
+  }
+}
+
+export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && (ERROR_CODES as readonly string[]).includes(s);
+
+/** The code to report when an error body is missing or malformed. */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 400) return 'REQUEST_INVALID';
+  if (status === 401) return 'UNAUTHORIZED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 409) return 'CONFLICT';
+  if (status === 413) return 'BODY_TOO_LARGE';
+  if (status === 503) return 'UNAVAILABLE';
+  return 'INTERNAL';
+}

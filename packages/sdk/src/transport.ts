@@ -1,0 +1,147 @@
+/** One HTTP call to a route of ROUTES: URL building, auth, timeout, error mapping and response validation. */
+import { ErrorBody, Problem, problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
+import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxResponseError, isErrorCode } from './errors.js';
+
+/** The validated (zod output) body a route answers with. */
+export type RouteResponse<K extends RouteName> = ReturnType<(typeof ROUTES)[K]['response']['parse']>;
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface TransportConfig {
+  baseUrl: string;
+  token: string | undefined;
+  fetch: FetchLike;
+  timeoutMs: number;
+}
+
+export interface CallOptions {
+  params?: Record<string, string>;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Overrides the client's timeout (long polls add their wait to it). */
+  timeoutMs?: number;
+  /** Non-2xx statuses whose body is still validated and returned (readiness answers 503 with a body). */
+  okStatuses?: number[];
+}
+
+/** Normalize and check a coordinator URL once, so a typo fails clearly instead of as a "connection" error. */
+export function normalizeBaseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new GpuxClientError(`invalid coordinator URL "${url}": expected something like http://127.0.0.1:8080`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new GpuxClientError(`invalid coordinator URL "${url}": only http and https are supported`);
+  }
+  return parsed.href.replace(/\/+$/, '');
+}
+
+export function buildPath(template: string, params: Record<string, string> = {}): string {
+  return template.replace(/:([A-Za-z]+)/g, (_, key: string) => {
+    const value = params[key];
+    if (value === undefined || value === '') throw new GpuxClientError(`missing path parameter "${key}" for ${template}`);
+    return encodeURIComponent(value);
+  });
+}
+
+function queryString(query: CallOptions['query']): string {
+  if (!query) return '';
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) search.set(k, String(v));
+  const s = search.toString();
+  return s ? `?${s}` : '';
+}
+
+function describeCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  if (cause && typeof cause.message === 'string') return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function callRoute<K extends RouteName>(cfg: TransportConfig, name: K, opts: CallOptions = {}): Promise<RouteResponse<K>> {
+  const route = ROUTES[name];
+  const path = buildPath(route.path, opts.params);
+  return (await request(cfg, route.method, path, route.response, `${name} (${route.method} ${route.path})`, opts)) as RouteResponse<K>;
+}
+
+/** The raw call; also used for routes outside ROUTES (health). */
+export async function request(
+  cfg: TransportConfig,
+  method: 'GET' | 'POST',
+  path: string,
+  schema: { safeParse(data: unknown): { success: true; data: unknown } | { success: false; error: Parameters<typeof problemsFromZod>[0] } },
+  label: string,
+  opts: CallOptions,
+): Promise<unknown> {
+  const url = cfg.baseUrl + path + queryString(opts.query);
+  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+  if (cfg.token) headers.authorization = `Bearer ${cfg.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+
+  const timeoutMs = opts.timeoutMs ?? cfg.timeoutMs;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(opts.signal?.reason);
+  opts.signal?.throwIfAborted();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let status: number;
+  let text: string;
+  try {
+    const init: RequestInit = { method, headers, signal: controller.signal };
+    if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
+    const res = await cfg.fetch(url, init);
+    status = res.status;
+    text = await res.text();
+  } catch (err) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    if (timedOut) {
+      throw new GpuxConnectionError(cfg.baseUrl, `timed out after ${timeoutMs} ms waiting for the coordinator at ${cfg.baseUrl} (${label})`, { cause: err });
+    }
+    throw new GpuxConnectionError(cfg.baseUrl, `cannot reach the coordinator at ${cfg.baseUrl}: is it running? (${describeCause(err)})`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+
+  let json: unknown;
+  let isJson = true;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    isJson = false;
+  }
+  if ((status < 200 || status > 299) && !opts.okStatuses?.includes(status)) throw apiError(status, isJson ? json : undefined, text, label);
+  if (!isJson) throw new GpuxResponseError(label, status, `${label}: the coordinator answered ${status} with a body that is not JSON: ${snippet(text)}`);
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const problems = problemsFromZod(parsed.error);
+    throw new GpuxResponseError(label, status, `${label}: the coordinator's response does not match the protocol (is it a different gpux version?)`, problems);
+  }
+  return parsed.data;
+}
+
+function snippet(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine || '(empty)';
+}
+
+function apiError(status: number, json: unknown, text: string, label: string): GpuxApiError {
+  const strict = ErrorBody.safeParse(json);
+  if (strict.success) return new GpuxApiError(status, strict.data.error.code, strict.data.error.message, strict.data.error.problems ?? []);
+  // Be lenient with error bodies: a useful message beats a validation failure on top of a failure.
+  const loose = (json as { error?: { code?: unknown; message?: unknown; problems?: unknown } } | undefined)?.error;
+  const code = isErrorCode(loose?.code) ? loose.code : codeForStatus(status);
+  const message = typeof loose?.message === 'string' ? loose.message : `${label} failed with HTTP ${status}: ${snippet(text)}`;
+  const problems = Problem.array().safeParse(loose?.problems);
+  return new GpuxApiError(status, code, message, problems.success ? problems.data : []);
+}

@@ -1,0 +1,77 @@
+/** Start gpux CLI processes (coordinator, node agents) for end-to-end tests, and stop them for sure. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const GPUX_BIN = fileURLToPath(new URL('../../cli/bin/gpux.js', import.meta.url));
+
+export interface GpuxProcess {
+  child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+  /** Send a signal and wait for the exit (SIGKILL after `graceMs`). */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+export function spawnGpux(args: string[], env: NodeJS.ProcessEnv): GpuxProcess {
+  const child = spawn(process.execPath, [GPUX_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => {
+      live.delete(child);
+      resolve(code);
+    });
+  });
+  return {
+    child,
+    output: () => out,
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Poll `check` until it returns a value other than undefined, or fail after `timeoutMs` with `what`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

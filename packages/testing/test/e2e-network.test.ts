@@ -1,0 +1,164 @@
+/**
+ * The whole network in separate processes: one coordinator and three node agents (the real CLI), 30 jobs.
+ * One agent is killed mid-job (its job completes elsewhere); the coordinator is SIGKILLed and restarted
+ * mid-run (no acknowledged job is lost). Runs on SQLite and on PostgreSQL.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { issueToken, openStore } from '@gpux/coordinator';
+import { systemClock } from '@gpux/core';
+import { nodeIdFromPublicKey } from '@gpux/protocol';
+import { GpuxClient } from '@gpux/sdk';
+import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
+import { freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
+import { tempDir } from '../src/temp-dir.js';
+
+const JOBS = 30;
+const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const fastTiming = {
+  GPUX_HEARTBEAT_MS: '300',
+  GPUX_LEASE_TTL_MS: '1500',
+  GPUX_NODE_OFFLINE_AFTER_MS: '1500',
+  GPUX_RETRY_BASE_BACKOFF_MS: '200',
+  GPUX_SCHEDULE_PASS_MS: '100',
+  GPUX_EXPIRY_PASS_MS: '200',
+  GPUX_LOG_LEVEL: 'warn',
+};
+
+function jobSpec(i: number) {
+  const seconds = (2 + (i % 3) * 0.5).toFixed(1);
+  return {
+    name: `e2e-${i}`,
+    image: 'busybox',
+    command: ['sh', '-c', `echo start ${i}; sleep ${seconds}; echo "${i}" > "$GPUX_OUTPUTS/result.txt"; echo end ${i}`],
+    resources: { gpu: { count: 0 }, cpuCores: 1 },
+    timeoutSeconds: 60,
+    maxRetries: 5,
+  };
+}
+
+async function runNetwork(dbUrl: string) {
+  const dir = tempDir('gpux-e2e');
+  const store = await openStore(dbUrl);
+  const { token } = await issueToken(store, { role: 'operator', name: 'e2e' }, systemClock, random);
+  await store.close();
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = { ...fastTiming, GPUX_HOME: join(dir.path, 'home') };
+  const startCoordinator = () => spawnGpux(['coordinator', 'start', '--db', dbUrl, '--port', String(port), '--data-dir', join(dir.path, 'coord')], env);
+  const client = new GpuxClient({ url, token });
+  const ready = () => waitFor('coordinator ready', async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 60_000);
+
+  let coordinator: GpuxProcess = startCoordinator();
+  const agents: GpuxProcess[] = [];
+  try {
+    await ready();
+    for (let i = 0; i < 3; i++) {
+      agents.push(
+        spawnGpux(['node', 'start', '--coordinator', url, '--executor', 'process', '--allow-unsafe-process', '--data-dir', join(dir.path, `node-${i}`)], env),
+      );
+    }
+    const nodes = await waitFor('3 nodes online', async () => {
+      const { nodes } = await client.listNodes({ status: 'online' });
+      return nodes.length === 3 ? nodes : undefined;
+    });
+
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) ids.push((await client.submitJob(jobSpec(i))).job.id);
+
+    // Kill the first agent while it runs a job (the job that started last, so it is far from done).
+    const byNode = new Map<string, GpuxProcess>();
+    for (const [i, agent] of agents.entries()) {
+      const key = JSON.parse(await readFile(join(dir.path, `node-${i}`, 'node-key.json'), 'utf8'));
+      byNode.set(nodeIdFromPublicKey(key.publicKey), agent);
+    }
+    const victimNode = nodes[0]!.id;
+    const victimJob = await waitFor('a job running on the first node', async () => {
+      const running = await client.listJobs({ state: 'running', limit: 500 });
+      let best: { id: string; startedAt: number } | undefined;
+      for (const job of running.jobs) {
+        const a = (await client.getJob(job.id)).attempts.at(-1);
+        if (a?.nodeId === victimNode && a.state === 'running' && a.startedAt !== null && (!best || a.startedAt > best.startedAt)) best = { id: job.id, startedAt: a.startedAt };
+      }
+      return best?.id;
+    });
+    await byNode.get(victimNode)!.stop('SIGKILL');
+    const atKill = await client.getJob(victimJob);
+    assert.equal(atKill.attempts[0]!.state, 'running', 'the victim job was still running when its node was killed');
+
+    // Mid-run, SIGKILL the coordinator and start it again on the same database and port.
+    await waitFor('a third of the jobs done', async () => {
+      const counts = await Promise.all(ids.map(async (id) => (await client.getJob(id)).job.state));
+      return counts.filter((s) => s === 'succeeded').length >= JOBS / 3 ? true : undefined;
+    });
+    await coordinator.stop('SIGKILL');
+    coordinator = startCoordinator();
+    await ready();
+
+    const finals = await waitFor(
+      'every job finished',
+      async () => {
+        const jobs = await Promise.all(ids.map(async (id) => (await client.getJob(id)).job));
+        return jobs.every((j) => ['succeeded', 'failed', 'cancelled'].includes(j.state)) ? jobs : undefined;
+      },
+      180_000,
+      500,
+    );
+
+    assert.deepEqual(
+      finals.filter((j) => j.state !== 'succeeded').map((j) => `${j.id} ${j.state} ${j.error}`),
+      [],
+      'every job succeeded',
+    );
+    const listed = await client.listJobs({ limit: 500 });
+    assert.equal(listed.jobs.length, JOBS, 'no job lost and none duplicated');
+    for (const [i, id] of ids.entries()) {
+      const result = await client.jobResult(id);
+      const file = result.outputs.find((o) => o.path === 'result.txt');
+      assert.ok(file?.content, `job ${i} returned result.txt`);
+      assert.equal(Buffer.from(file.content, 'base64').toString().trim(), String(i));
+    }
+    const victim = await client.getJob(victimJob);
+    assert.equal(victim.job.state, 'succeeded');
+    assert.ok(victim.attempts.length >= 2, 'the killed node’s job was attempted again');
+    assert.equal(victim.attempts[0]!.nodeId, victimNode);
+    assert.equal(victim.attempts[0]!.state, 'lost');
+    assert.notEqual(victim.attempts.at(-1)!.nodeId, victimNode, 'it completed on another node');
+    assert.ok(
+      victim.events.some((e) => e.type === 'attempt.lost'),
+      'the loss is in the job history',
+    );
+  } finally {
+    await Promise.all(agents.map((a) => a.stop('SIGTERM', 5_000)));
+    await coordinator.stop('SIGTERM', 5_000);
+    await dir.cleanup();
+  }
+}
+
+describe('end to end: coordinator + 3 agents as processes', () => {
+  test('SQLite: 30 jobs, an agent killed mid-job, the coordinator SIGKILLed and restarted', { timeout: 300_000 }, async () => {
+    const dir = tempDir('gpux-e2e-db');
+    try {
+      await runNetwork(`sqlite:${join(dir.path, 'coordinator.db')}`);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  describe('PostgreSQL', requirePostgres(), () => {
+    let pg: PostgresServer;
+    before(async () => {
+      pg = await startPostgres();
+    });
+    after(async () => {
+      await pg?.stop();
+    });
+    test('PostgreSQL: 30 jobs, an agent killed mid-job, the coordinator SIGKILLed and restarted', { timeout: 300_000 }, async () => {
+      await runNetwork(pg.url);
+    });
+  });
+});
