@@ -20,8 +20,10 @@ export interface BenchArgs {
   cpuProf: boolean;
   /** SQLite's synchronous mode for the coordinator; null keeps its default (FULL). A diagnostic. */
   sqliteSync: 'FULL' | 'NORMAL' | null;
-  /** Count the coordinator's Store calls per job (a diagnostic; adds a little overhead). */
-  storeCalls: boolean;
+  /** PostgreSQL pool size of the coordinator's store; null keeps its default (10). A diagnostic. */
+  pgPool: number | null;
+  /** Count and time the coordinator's Store calls and watch its event loop (adds a little overhead). */
+  diagnose: boolean;
   quick: boolean;
   out: string;
 }
@@ -37,7 +39,8 @@ export const USAGE = `usage: npm run bench:dispatch -- [options]
   --coordinator M    child | inproc                                  default child
   --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
   --sqlite-sync M    full | normal: SQLite's synchronous mode       default: the coordinator's (full)
-  --store-calls      count the coordinator's Store calls per job, by method
+  --pg-pool N        the coordinator's PostgreSQL pool size          default: the coordinator's (10)
+  --diagnose         the coordinator's Store calls per job (count, mean ms) and event-loop delay
   --cpu-prof         V8 CPU profile of the coordinator into bench/results/prof/
   --quick            a ~30 s smoke run
   --out FILE         JSON results                                    default bench/results/dispatch(-quick).json`;
@@ -57,7 +60,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'phase-timeout': { type: 'string' },
       'cpu-prof': { type: 'boolean' },
       'sqlite-sync': { type: 'string' },
-      'store-calls': { type: 'boolean' },
+      diagnose: { type: 'boolean' },
+      'pg-pool': { type: 'string' },
       quick: { type: 'boolean' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -93,7 +97,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     phaseTimeoutS: num(values['phase-timeout'], quick ? 30 : 90, 'phase-timeout'),
     cpuProf: values['cpu-prof'] ?? false,
     sqliteSync: sync,
-    storeCalls: values['store-calls'] ?? false,
+    diagnose: values.diagnose ?? false,
+    pgPool: values['pg-pool'] === undefined ? null : Math.max(1, Math.floor(num(values['pg-pool'], 10, 'pg-pool'))),
     quick,
     out: values.out ?? (quick ? 'bench/results/dispatch-quick.json' : 'bench/results/dispatch.json'),
   };

@@ -1,29 +1,60 @@
 /**
  * The benchmark's coordinator: quiet logs, a free port on 127.0.0.1, otherwise the defaults. Optionally
- * SQLite's synchronous mode, and a count of Store calls by method (written as JSON on close).
+ * SQLite's synchronous mode or PostgreSQL's pool size, and diagnostics written as JSON on close.
  */
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Store } from '@gpux/core';
-import { loadCoordinatorConfig, openSqliteStore, openStore, parseDbUrl, startCoordinator } from '@gpux/coordinator';
+import { loadCoordinatorConfig, openPostgresStore, openSqliteStore, openStore, parseDbUrl, startCoordinator } from '@gpux/coordinator';
 
 export interface BenchCoordinatorSettings {
   db: string;
   dataDir: string;
   /** SQLite only: null keeps the coordinator's default (FULL). */
   sqliteSynchronous: 'FULL' | 'NORMAL' | null;
-  /** Count Store calls by method and write them here as JSON on close; null: no counting. */
-  storeCallsFile: string | null;
+  /** PostgreSQL only: the store's connection pool size; null keeps the coordinator's default (10). */
+  pgPool: number | null;
+  /** Count and time Store calls, watch the event loop, and write CoordinatorDiagnostics here as JSON on close; null: none. */
+  diagnosticsFile: string | null;
 }
 
-/** A Store that counts its calls by method name. */
-function countingStore(store: Store, counts: Record<string, number>): Store {
+/** The store the coordinator would open itself, or one with the benchmark's settings; null: let it open its own. */
+async function openBenchStore(s: BenchCoordinatorSettings): Promise<Store | null> {
+  const target = parseDbUrl(s.db);
+  if (target.dialect === 'sqlite' && s.sqliteSynchronous !== null) return openSqliteStore(target.path, { synchronous: s.sqliteSynchronous });
+  if (target.dialect === 'postgres' && s.pgPool !== null) return openPostgresStore(target.url, { max: s.pgPool });
+  return s.diagnosticsFile === null ? null : openStore(s.db);
+}
+
+/** Calls of one Store method: how many, and their summed wall time (ms, queueing for a connection included). */
+export interface StoreCalls {
+  calls: number;
+  totalMs: number;
+}
+
+/** What the coordinator process saw of itself during its life (startup included). */
+export interface CoordinatorDiagnostics {
+  storeCalls: Record<string, StoreCalls>;
+  /** Event-loop delay, ms: how long a ready callback (a query result, a request) waited for the loop. */
+  eventLoopDelayMs: { p50: number; p99: number; max: number };
+}
+
+/** A Store that counts its calls and times them, by method name. */
+function countingStore(store: Store, counts: Record<string, StoreCalls>): Store {
   return new Proxy(store, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       if (typeof v !== 'function' || typeof prop !== 'string') return v;
-      return (...args: unknown[]) => {
-        counts[prop] = (counts[prop] ?? 0) + 1;
-        return v.apply(target, args);
+      return async (...args: unknown[]) => {
+        const c = counts[prop] ?? { calls: 0, totalMs: 0 };
+        counts[prop] = c;
+        c.calls++;
+        const t0 = performance.now();
+        try {
+          return await v.apply(target, args);
+        } finally {
+          c.totalMs += performance.now() - t0;
+        }
       };
     },
   });
@@ -31,17 +62,21 @@ function countingStore(store: Store, counts: Record<string, number>): Store {
 
 export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
   const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn' });
-  const target = parseDbUrl(s.db);
-  if (s.storeCallsFile === null && (target.dialect !== 'sqlite' || s.sqliteSynchronous === null)) return startCoordinator(config);
+  const raw = await openBenchStore(s);
+  if (raw === null) return startCoordinator(config);
   // The coordinator does not close a store it was handed: this wrapper does.
-  const raw = target.dialect === 'sqlite' && s.sqliteSynchronous !== null ? await openSqliteStore(target.path, { synchronous: s.sqliteSynchronous }) : await openStore(s.db);
-  const counts: Record<string, number> = {};
-  const c = await startCoordinator(config, { store: s.storeCallsFile === null ? raw : countingStore(raw, counts) });
-  const file = s.storeCallsFile;
+  const counts: Record<string, StoreCalls> = {};
+  const c = await startCoordinator(config, { store: s.diagnosticsFile === null ? raw : countingStore(raw, counts) });
+  const file = s.diagnosticsFile;
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const close = async () => {
+    loop.disable();
     await c.close();
     await raw.close();
-    if (file !== null) writeFileSync(file, JSON.stringify(counts));
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const diag: CoordinatorDiagnostics = { storeCalls: counts, eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) } };
+    if (file !== null) writeFileSync(file, JSON.stringify(diag));
   };
   return { ...c, close };
 }

@@ -79,8 +79,11 @@ async function stages(client: GpuxClient, sample: Array<{ id: string; submit: nu
   return { sampled: accept.length, accept: pp(accept), place: pp(place), claim: pp(claim), commit: pp(commit) };
 }
 
-export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: number, tag: string): Promise<GpuxPhaseResult> {
-  const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs() };
+/** CPU ms of the PostgreSQL backends of the phase's database; null on SQLite. */
+export type DbCpu = () => Promise<number | null>;
+
+export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: number, tag: string, dbCpu: DbCpu): Promise<GpuxPhaseResult> {
+  const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
   const submitted: Array<{ id: string; submit: number }> = [];
   const submit = async (i: number) => {
     const t = Date.now();
@@ -93,7 +96,7 @@ export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: nu
       : await openLoop(phase.rate, phase.seconds, 1000, submit);
   // Every phase has its own system, so "no unfinished job" means this phase's jobs are all done.
   const drained = await waitUntil(async () => (await sys.buyer.listJobs({ state: UNFINISHED, limit: 1 })).jobs.length === 0, deadlineMs, 100);
-  const cpuEnd = { server: sys.coordinatorCpuMs(), client: ownCpuMs() };
+  const cpuEnd = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
   const records = await readAllJobs(sys.buyer);
   const times: JobTimes[] = submitted.map(({ id, submit }) => {
     const j = records.get(id);

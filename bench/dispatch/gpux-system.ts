@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadAgentConfig, startAgent } from '@gpux/agent';
 import { GpuxClient } from '@gpux/sdk';
-import { type BenchCoordinatorSettings, startBenchCoordinator } from './bench-coordinator.js';
+import { type BenchCoordinatorSettings, type CoordinatorDiagnostics, startBenchCoordinator } from './bench-coordinator.js';
 import { processCpuMs } from './cpu.js';
 import { waitUntil } from './load.js';
 import { NoopExecutor } from './noop-executor.js';
 
 export interface SystemOptions {
-  /** `sqlite:<path>` or a postgres:// URL of an empty database. */
+  /** `sqlite:<path>` or a postgres:// URL of an empty database; '{dir}' in it becomes the system's temp dir. */
   db: string;
   agents: number;
   coordinator: 'child' | 'inproc';
@@ -23,8 +23,10 @@ export interface SystemOptions {
   cpuProfDir: string | null;
   /** SQLite's synchronous mode; null keeps the coordinator's default. */
   sqliteSynchronous: 'FULL' | 'NORMAL' | null;
-  /** Count the coordinator's Store calls by method; stop() then returns them. */
-  countStoreCalls: boolean;
+  /** PostgreSQL's pool size; null keeps the coordinator's default. */
+  pgPool: number | null;
+  /** Collect the coordinator's diagnostics (Store calls, event-loop delay); stop() then returns them. */
+  diagnostics: boolean;
 }
 
 export interface GpuxSystem {
@@ -35,8 +37,8 @@ export interface GpuxSystem {
   executors: NoopExecutor[];
   /** CPU ms the coordinator has used so far; null when it runs in this process. */
   coordinatorCpuMs(): number | null;
-  /** Stops everything; returns the Store call counts when they were asked for, else null. */
-  stop(): Promise<Record<string, number> | null>;
+  /** Stops everything; returns the coordinator's diagnostics when they were asked for, else null. */
+  stop(): Promise<CoordinatorDiagnostics | null>;
 }
 
 const CHILD_ENTRY = new URL('./coordinator-child.ts', import.meta.url).pathname;
@@ -89,7 +91,8 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
     db: opts.db.replace('{dir}', dir),
     dataDir: join(dir, 'coordinator'),
     sqliteSynchronous: opts.sqliteSynchronous,
-    storeCallsFile: opts.countStoreCalls ? join(dir, 'store-calls.json') : null,
+    pgPool: opts.pgPool,
+    diagnosticsFile: opts.diagnostics ? join(dir, 'diagnostics.json') : null,
   };
   const coord = opts.coordinator === 'child' ? await startChild(settings, opts.cpuProfDir) : await startInProcess(settings);
   const agents: Array<{ stop(): Promise<void> }> = [];
@@ -97,9 +100,10 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
   const stop = async () => {
     await Promise.allSettled(agents.map((a) => a.stop()));
     await coord.close();
-    const calls = settings.storeCallsFile && existsSync(settings.storeCallsFile) ? (JSON.parse(readFileSync(settings.storeCallsFile, 'utf8')) as Record<string, number>) : null;
+    const file = settings.diagnosticsFile;
+    const diag = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CoordinatorDiagnostics) : null;
     rmSync(dir, { recursive: true, force: true });
-    return calls;
+    return diag;
   };
   try {
     const operator = new GpuxClient({ url: coord.url, token: coord.operatorToken });

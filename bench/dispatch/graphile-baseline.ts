@@ -20,7 +20,8 @@ export interface GraphileBench {
 }
 
 /** Installs graphile-worker's schema in a fresh schema of `pgUrl` and starts one runner. */
-export async function startGraphile(pgUrl: string, concurrency = 10, submitters = 16): Promise<GraphileBench> {
+/** `dbCpu` reads the CPU ms of the PostgreSQL backends serving `pgUrl`'s database. */
+export async function startGraphile(pgUrl: string, dbCpu: () => Promise<number | null>, concurrency = 10, submitters = 16): Promise<GraphileBench> {
   const schema = `gw_bench_${process.pid}`;
   let added: number[] = [];
   let started: number[] = [];
@@ -55,7 +56,7 @@ export async function startGraphile(pgUrl: string, concurrency = 10, submitters 
     doneAt = [];
     failed = new Set();
     completed = 0;
-    const cpuStart = { server: null, client: ownCpuMs() };
+    const cpuStart = { server: null, client: ownCpuMs(), db: await dbCpu() };
     const submit = async (i: number) => {
       added[i] = nowMs();
       try {
@@ -70,7 +71,7 @@ export async function startGraphile(pgUrl: string, concurrency = 10, submitters 
         ? await closedLoop(phase.jobs, phase.concurrency, deadlineMs, submit)
         : await openLoop(phase.rate, phase.seconds, 1000, submit);
     const timedOut = !(await waitUntil(() => completed >= load.submitted, deadlineMs));
-    const cpuEnd = { server: null, client: ownCpuMs() };
+    const cpuEnd = { server: null, client: ownCpuMs(), db: await dbCpu() };
     const times: JobTimes[] = [];
     for (let i = 0; i < added.length; i++) {
       const submit = added[i];

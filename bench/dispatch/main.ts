@@ -5,13 +5,15 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { type BenchArgs, type Db, parseBenchArgs } from './args.js';
-import { type BenchPg, openBenchPg } from './pg.js';
+import type { CoordinatorDiagnostics } from './bench-coordinator.js';
 import { type GpuxPhaseResult, runGpuxPhase } from './gpux-phase.js';
 import { startGpuxSystem } from './gpux-system.js';
 import { startGraphile } from './graphile-baseline.js';
+import { type BenchPg, openBenchPg } from './pg.js';
 import { describePhase, type Phase, type PhaseResult } from './phase.js';
-import { formatStages, formatTable, type PhaseDiagnostics, type Row, writeJson } from './report.js';
+import { formatStages, formatTable, type PhaseDiagnostics, type Row, storeCallSummary, writeJson } from './report.js';
 
+const PROF_DIR = join('bench', 'results', 'prof');
 const log = (msg: string) => process.stderr.write(`[bench:dispatch] ${msg}\n`);
 
 function phasesOf(args: BenchArgs): Phase[] {
@@ -20,17 +22,51 @@ function phasesOf(args: BenchArgs): Phase[] {
   return phases;
 }
 
-/** A fixed-rate phase the system could not keep up with: its latencies measure the backlog. */
-function overloadNote(phase: Phase, result: PhaseResult): string | null {
-  if (phase.kind !== 'rate' || result.doneRate >= 0.9 * phase.rate) return null;
-  return `overloaded: finished ${result.doneRate.toFixed(0)}/s < offered ${phase.rate}/s`;
+/** What the table should say about a phase beside its figures: failed submits, a timeout, an overload. */
+function phaseNote(phase: Phase, r: PhaseResult): string | null {
+  if (r.load.failed) return `${r.load.failed} submits failed: ${r.load.firstError}`;
+  if (r.timedOut) return `timed out: ${r.completed} of ${r.jobs} done`;
+  // A fixed-rate phase the system could not keep up with: its latencies measure the backlog.
+  if (phase.kind === 'rate' && r.doneRate < 0.9 * phase.rate) return `overloaded: finished ${r.doneRate.toFixed(0)}/s < offered ${phase.rate}/s`;
+  return null;
 }
 
 function deadlineOf(args: BenchArgs, phase: Phase): number {
   return Date.now() + (args.phaseTimeoutS + (phase.kind === 'rate' ? phase.seconds : 0)) * 1000;
 }
 
-async function gpuxRows(args: BenchArgs, db: Db, pg: BenchPg | null, stages: Record<string, PhaseDiagnostics>): Promise<Row[]> {
+/** One gpux phase on a system of its own, started and stopped here. */
+async function gpuxPhase(args: BenchArgs, db: Db, pg: BenchPg | null, phase: Phase): Promise<{ result: PhaseResult; diag: PhaseDiagnostics }> {
+  // '{dir}' is the system's own temp dir (see startGpuxSystem).
+  const dbUrl = db === 'sqlite' ? 'sqlite:{dir}/bench.db' : await pg!.createDatabase('gpux_bench');
+  const sys = await startGpuxSystem({
+    db: dbUrl,
+    agents: args.agents,
+    coordinator: args.coordinator,
+    cpuProfDir: args.cpuProf ? PROF_DIR : null,
+    sqliteSynchronous: args.sqliteSync,
+    pgPool: args.pgPool,
+    diagnostics: args.diagnose,
+  });
+  let result: GpuxPhaseResult;
+  let coord: CoordinatorDiagnostics | null = null;
+  try {
+    const dbCpu = async () => (db === 'postgres' ? pg!.backendCpuMs(dbUrl) : null);
+    result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${phase.kind}-${process.pid}`, dbCpu);
+  } finally {
+    coord = await sys.stop();
+  }
+  const { stages, spread, ...rest } = result;
+  const diag: PhaseDiagnostics = {
+    stages,
+    spread,
+    storeCalls: coord && storeCallSummary(coord.storeCalls, rest.jobs),
+    eventLoopDelayMs: coord?.eventLoopDelayMs ?? null,
+  };
+  return { result: rest, diag };
+}
+
+async function gpuxRows(args: BenchArgs, db: Db, pg: BenchPg | null, diagnostics: Record<string, PhaseDiagnostics>): Promise<Row[]> {
   const rows: Row[] = [];
   for (const phase of phasesOf(args)) {
     const row: Row = { system: 'gpux', db, mode: phase.kind, result: null, note: null };
@@ -41,21 +77,10 @@ async function gpuxRows(args: BenchArgs, db: Db, pg: BenchPg | null, stages: Rec
     }
     log(`gpux on ${db}: ${describePhase(phase)}, ${args.agents} agents`);
     try {
-      const dbUrl = db === 'sqlite' ? 'sqlite:{dir}/bench.db' : await pg!.createDatabase('gpux_bench');
-      const cpuProfDir = args.cpuProf ? join('bench', 'results', 'prof') : null;
-      const sys = await startGpuxSystem({ db: dbUrl, agents: args.agents, coordinator: args.coordinator, cpuProfDir, sqliteSynchronous: args.sqliteSync, countStoreCalls: args.storeCalls });
-      let result: GpuxPhaseResult;
-      let calls: Record<string, number> | null = null;
-      try {
-        result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${phase.kind}-${process.pid}`);
-      } finally {
-        calls = await sys.stop();
-      }
-      const { stages: st, spread, ...rest } = result;
-      row.result = rest;
-      const perJob = calls && Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, Math.round((100 * v) / Math.max(1, rest.jobs)) / 100]));
-      stages[`${db}/${phase.kind}`] = { stages: st, spread, storeCallsPerJob: perJob };
-      row.note = result.load.failed ? `${result.load.failed} submits failed: ${result.load.firstError}` : overloadNote(phase, rest);
+      const { result, diag } = await gpuxPhase(args, db, pg, phase);
+      row.result = result;
+      row.note = phaseNote(phase, result);
+      diagnostics[`${db}/${phase.kind}`] = diag;
     } catch (err) {
       row.note = `failed: ${err instanceof Error ? err.message : String(err)}`;
       log(row.note);
@@ -69,12 +94,13 @@ async function baselineRows(args: BenchArgs, pg: BenchPg | null): Promise<Row[]>
   if (!pg) return rows;
   let gw: Awaited<ReturnType<typeof startGraphile>> | undefined;
   try {
-    gw = await startGraphile(await pg.createDatabase('graphile_bench'), 10, args.concurrency);
+    const url = await pg.createDatabase('graphile_bench');
+    gw = await startGraphile(url, () => pg.backendCpuMs(url), 10, args.concurrency);
     for (const [i, phase] of phasesOf(args).entries()) {
       log(`graphile-worker: ${describePhase(phase)}, concurrency 10`);
       const result = await gw.runPhase(phase, deadlineOf(args, phase));
       rows[i]!.result = result;
-      rows[i]!.note = result.load.failed ? `${result.load.failed} adds failed: ${result.load.firstError}` : overloadNote(phase, result);
+      rows[i]!.note = phaseNote(phase, result);
     }
   } catch (err) {
     const note = `failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -108,18 +134,18 @@ async function main() {
     }
   }
   const rows: Row[] = [];
-  const stages: Record<string, PhaseDiagnostics> = {};
+  const diagnostics: Record<string, PhaseDiagnostics> = {};
   const started = Date.now();
   try {
-    for (const db of args.dbs) rows.push(...(await gpuxRows(args, db, pg, stages)));
+    for (const db of args.dbs) rows.push(...(await gpuxRows(args, db, pg, diagnostics)));
     if (args.baseline) rows.push(...(await baselineRows(args, pg)));
   } finally {
     await pg?.stop().catch((err) => log(`stopping PostgreSQL: ${err}`));
   }
   console.log(`\ndispatch: ${args.agents} agents, coordinator ${args.coordinator === 'child' ? 'in a child process' : 'in-process'}, ${availableParallelism()} CPUs, node ${process.version}`);
   console.log(formatTable(rows));
-  console.log(`\n${formatStages(stages)}`);
-  writeJson(args.out, args, rows, { stages, postgres: pg ? pg.source : pgNote, elapsedS: Math.round((Date.now() - started) / 1000) });
+  console.log(`\n${formatStages(diagnostics)}`);
+  writeJson(args.out, args, rows, { diagnostics, postgres: pg ? pg.source : pgNote, elapsedS: Math.round((Date.now() - started) / 1000) });
   console.log(`\nwrote ${args.out}`);
 }
 

@@ -3,12 +3,18 @@
  * Each user gets its own fresh database on it, dropped at the end.
  */
 import pg from 'pg';
+import { processCpuMs } from './cpu.js';
 
 export interface BenchPg {
   /** Where the cluster came from, for the report. */
   source: string;
   /** A new empty database on the cluster; returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * CPU ms used so far by the server processes now connected to the database of `dbUrl` (Linux /proc; null
+   * where unreadable). Backends that exited are not counted, so take it while the pools are open.
+   */
+  backendCpuMs(dbUrl: string): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -41,6 +47,17 @@ export async function openBenchPg(env: NodeJS.ProcessEnv): Promise<BenchPg> {
       await admin.query(`CREATE DATABASE ${db}`);
       created.push(db);
       return withDatabase(url, db);
+    },
+    async backendCpuMs(dbUrl) {
+      const db = new URL(dbUrl).pathname.slice(1);
+      const res = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db]);
+      let sum = 0;
+      for (const { pid } of res.rows) {
+        const ms = processCpuMs(pid);
+        if (ms === null) return null;
+        sum += ms;
+      }
+      return sum;
     },
     async stop() {
       for (const db of created) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});

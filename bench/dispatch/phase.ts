@@ -21,16 +21,17 @@ export interface PhaseResult {
   notSucceeded: number;
   /**
    * CPU ms per accepted job during the phase: `server` is the coordinator process (gpux, child mode; null
-   * otherwise), `client` this process (gpux: agents and submitters; graphile-worker: its worker and adders).
-   * The database server's own CPU is not counted.
+   * otherwise), `client` this process (gpux: agents and submitters; graphile-worker: its worker and adders),
+   * `db` the PostgreSQL backends serving the phase's database (null on SQLite, which runs inside the server).
    */
-  cpuMsPerJob: { server: number | null; client: number };
+  cpuMsPerJob: { server: number | null; client: number; db: number | null };
 }
 
-/** CPU readings taken at the start of a phase. */
+/** CPU readings (ms) taken at the start and at the end of a phase. */
 export interface CpuMark {
   server: number | null;
   client: number;
+  db: number | null;
 }
 
 /** Times of one job, epoch ms: when the client sent it, when it started running, when it was done. */
@@ -68,10 +69,15 @@ export function phaseResult(load: LoadResult, jobs: readonly JobTimes[], timedOu
     timedOut,
     notSucceeded,
     cpuMsPerJob: {
-      server: cpuStart.server === null || cpuEnd.server === null ? null : (cpuEnd.server - cpuStart.server) / Math.max(1, jobs.length),
+      server: perJob(cpuStart.server, cpuEnd.server, jobs.length),
       client: (cpuEnd.client - cpuStart.client) / Math.max(1, jobs.length),
+      db: perJob(cpuStart.db, cpuEnd.db, jobs.length),
     },
   };
+}
+
+function perJob(start: number | null, end: number | null, jobs: number): number | null {
+  return start === null || end === null ? null : (end - start) / Math.max(1, jobs);
 }
 
 export function describePhase(p: Phase): string {

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { BenchArgs } from './args.js';
+import type { StoreCalls } from './bench-coordinator.js';
 import type { Spread, StageBreakdown } from './gpux-phase.js';
 import type { PhaseResult } from './phase.js';
 
@@ -39,7 +40,8 @@ export function formatTable(rows: readonly Row[]): string {
     const rt = ratioToBaseline(row, rows);
     const vs = rt === null ? '' : row.mode === 'throughput' ? `${ratio(rt)}x jobs/s` : `${ratio(rt)}x p99 run`;
     if (!r) return [row.system, row.db, row.mode, '-', '-', '-', '-', '-', '-', '-', '-', '', row.note ?? ''];
-    const cpu = r.cpuMsPerJob.server === null ? `${ms(r.cpuMsPerJob.client)}` : `${ms(r.cpuMsPerJob.server)}+${ms(r.cpuMsPerJob.client)}`;
+    const c = r.cpuMsPerJob;
+    const cpu = [c.server, c.client, c.db].map((x) => (x === null ? '-' : ms(x))).join('/');
     return [
       row.system,
       row.db,
@@ -60,26 +62,38 @@ export function formatTable(rows: readonly Row[]): string {
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
   out.push('latencies in ms from the client\'s submit: "run" = job startedAt, "done" = job finishedAt; "!" = phase timed out');
-  out.push('cpu ms/job: coordinator+bench process (agents, submitters) for gpux; the one worker process for graphile-worker; database server not counted');
+  out.push('cpu ms/job: server/client/db = coordinator process / this process (gpux: agents + submitters; graphile-worker: worker + adders) / PostgreSQL backends');
   return out.join('\n');
 }
 
 export interface PhaseDiagnostics {
   stages: StageBreakdown | null;
   spread: Spread;
-  /** Store calls per job by method over the system's life (startup included), when --store-calls. */
-  storeCallsPerJob: Record<string, number> | null;
+  /** By Store method, over the system's life (startup included), with --diagnose. */
+  storeCalls: Record<string, { perJob: number; meanMs: number }> | null;
+  /** The coordinator's event-loop delay, with --diagnose. */
+  eventLoopDelayMs: { p50: number; p99: number; max: number } | null;
+}
+
+export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number): Record<string, { perJob: number; meanMs: number }> {
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return Object.fromEntries(
+    Object.entries(calls)
+      .sort((a, b) => b[1].totalMs - a[1].totalMs)
+      .map(([k, c]) => [k, { perJob: round(c.calls / Math.max(1, jobs)), meanMs: round(c.totalMs / Math.max(1, c.calls)) }]),
+  );
 }
 
 export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
   const out = ['where the time goes (gpux, a sample of up to 100 jobs per phase, p50/p99 ms):'];
-  for (const [phase, { stages: s, spread, storeCallsPerJob: calls }] of Object.entries(diag)) {
+  for (const [phase, { stages: s, spread, storeCalls: calls, eventLoopDelayMs: loop }] of Object.entries(diag)) {
     const parts = s ? (['accept', 'place', 'claim', 'commit'] as const).map((k) => `${k} ${ms(s[k].p50)}/${ms(s[k].p99)}`) : ['no sample'];
     out.push(`  ${phase.padEnd(20)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
     if (calls) {
-      const sorted = Object.entries(calls).sort((a, b) => b[1] - a[1]);
-      out.push(`  ${''.padEnd(20)} store calls per job: ${sorted.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      const top = Object.entries(calls).slice(0, 8);
+      out.push(`  ${''.padEnd(20)} store calls per job x mean ms: ${top.map(([k, v]) => `${k} ${v.perJob}x${v.meanMs}`).join(', ')}`);
     }
+    if (loop) out.push(`  ${''.padEnd(20)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
   }
   return out.join('\n');
 }

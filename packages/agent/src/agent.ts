@@ -1,21 +1,18 @@
 /** startAgent: load the identity, detect hardware, register, then run the work loop until stop(). */
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { type Clock, type Executor, type Logger, type Random, systemClock } from '@gpux/core';
 import type { NodeAdvertisementInput } from '@gpux/protocol';
 import { buildAdvertisement, simulatedGpus } from './advertisement.js';
 import type { AgentConfig } from './config.js';
 import { CoordinatorClient } from './coordinator-client.js';
 import { type DetectOptions, detectHardware, detectHost } from './detect/index.js';
-import { ProcessExecutor } from './executors/process-executor.js';
-import { SimulatedExecutor } from './executors/simulated-executor.js';
+import { createExecutor } from './executors/index.js';
 import { loadOrCreateIdentity, type NodeIdentity } from './identity.js';
 import { createLogger } from './logger.js';
 import { systemRandom } from './loop/backoff.js';
 import { NodeAgent, type RunningAgent } from './loop/node-agent.js';
 
 export interface StartAgentOptions {
-  /** Default: built from config.executor (the process executor requires config.allowUnsafeProcess). */
+  /** Default: built from config.executor (docker: the engine must be reachable; process: requires config.allowUnsafeProcess). */
   executor?: Executor;
   clock?: Clock;
   random?: Random;
@@ -32,10 +29,11 @@ export interface StartAgentOptions {
 
 export async function startAgent(config: AgentConfig, opts: StartAgentOptions = {}): Promise<RunningAgent> {
   const clock = opts.clock ?? systemClock;
-  const executor = opts.executor ?? (await createExecutor(config, clock));
   const identity = opts.identity ?? (await loadOrCreateIdentity(config.dataDir));
   const logger = (opts.logger ?? createLogger(config.logLevel)).child({ nodeId: identity.nodeId });
-  const advertisement = opts.advertisement ?? (await advertise(config, executor.kind, identity, opts.detect, logger));
+  const kind = opts.executor?.kind ?? config.executor;
+  const advertisement = opts.advertisement ?? (await advertise(config, kind, identity, opts.detect, logger));
+  const executor = opts.executor ?? (await createExecutor(config, { clock, nodeId: identity.nodeId, gpus: advertisement.gpus, logger }));
   const agent = new NodeAgent({
     nodeId: identity.nodeId,
     client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch }),
@@ -46,19 +44,12 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     logger,
     pollWaitMs: config.pollWaitMs,
     gracefulTimeoutMs: config.gracefulTimeoutMs,
+    maxLogBytes: config.maxLogBytes,
   });
   await agent.registerFirst(opts.signal);
   agent.startLoops();
   logger.info({ executor: executor.kind, gpus: advertisement.gpus.length }, 'node agent running');
   return agent;
-}
-
-async function createExecutor(config: AgentConfig, clock: Clock): Promise<Executor> {
-  if (config.executor === 'simulated') return new SimulatedExecutor(clock);
-  const executor = new ProcessExecutor({ allowUnsafe: config.allowUnsafeProcess, workRoot: join(config.dataDir, 'work'), clock });
-  // Work dirs left by a crash belong to attempts the coordinator has long given up on.
-  await rm(join(config.dataDir, 'work'), { recursive: true, force: true });
-  return executor;
 }
 
 async function advertise(config: AgentConfig, kind: Executor['kind'], identity: NodeIdentity, detect: DetectOptions | undefined, logger: Logger): Promise<NodeAdvertisementInput> {
@@ -67,6 +58,6 @@ async function advertise(config: AgentConfig, kind: Executor['kind'], identity: 
     const gpus = simulatedGpus(config.simulatedGpus, identity.nodeId.slice(2, 10));
     return buildAdvertisement({ ...host, gpus, docker: { available: false, gpuRuntime: 'none' }, problems: [] }, config, kind);
   }
-  const hw = await detectHardware({ ...detect, logger });
+  const hw = await detectHardware({ docker: { socketPath: config.dockerSocket }, ...detect, logger });
   return buildAdvertisement(hw, config, kind);
 }

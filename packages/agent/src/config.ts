@@ -5,14 +5,14 @@ import { GpuxError } from '@gpux/core';
 import type { Problem } from '@gpux/protocol';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
-export type ExecutorKind = 'process' | 'simulated';
+export type ExecutorKind = 'docker' | 'process' | 'simulated';
 
 export interface AgentConfig {
   /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator. */
   coordinatorUrl: string;
   /** GPUX_NODE_DIR / --data-dir. Default `$GPUX_HOME/node` ($GPUX_HOME defaults to ~/.gpux). Holds the key and work dirs. */
   dataDir: string;
-  /** GPUX_NODE_EXECUTOR / --executor. 'process' (default) or 'simulated'; 'docker' is reserved. */
+  /** GPUX_NODE_EXECUTOR / --executor. 'docker' (default: jobs run isolated in containers), 'process' (host processes, trusted jobs only) or 'simulated'. */
   executor: ExecutorKind;
   /** GPUX_ALLOW_UNSAFE_PROCESS / --allow-unsafe-process. Default false; the process executor refuses to start without it. */
   allowUnsafeProcess: boolean;
@@ -26,6 +26,20 @@ export interface AgentConfig {
   logLevel: LogLevel;
   /** GPUX_SIM_GPUS / --simulated-gpus. GPUs a simulated node pretends to have. Default 1. */
   simulatedGpus: number;
+  /** GPUX_NODE_ALLOW_NETWORK / --allow-network. Default false: containers get no network; true lets jobs that ask for it (spec `network: true`) have one. */
+  allowNetwork: boolean;
+  /** GPUX_NODE_IMAGE_ALLOW, comma-separated patterns ("docker.io/library/*", "ghcr.io/org/*", exact refs). Default []: every image not denied. */
+  imageAllow: string[];
+  /** GPUX_NODE_IMAGE_DENY, same patterns; a denied image never runs, even if allowed. Default []. */
+  imageDeny: string[];
+  /** GPUX_NODE_PIDS_LIMIT: most processes and threads one container may have. Default 4096. */
+  pidsLimit: number;
+  /** GPUX_NODE_MAX_OUTPUT_BYTES: total output size of one attempt; beyond it the attempt fails. Default 1 GiB. */
+  maxOutputBytes: number;
+  /** GPUX_NODE_MAX_LOG_BYTES: log bytes shipped per attempt; the rest is dropped with a "[logs truncated]" line. Default 10 MiB. */
+  maxLogBytes: number;
+  /** DOCKER_HOST (unix:// only) or GPUX_DOCKER_SOCKET. Default /var/run/docker.sock. */
+  dockerSocket: string;
   /** How long one work long-poll waits on the coordinator. Default 25000 ms. */
   pollWaitMs: number;
   /** How long stop({ graceful: true }) waits for running attempts. Default 60000 ms. */
@@ -44,6 +58,13 @@ export interface AgentConfigOverrides {
   simulatedGpus?: number | string;
   pollWaitMs?: number | string;
   gracefulTimeoutMs?: number | string;
+  allowNetwork?: boolean | string;
+  imageAllow?: string | string[];
+  imageDeny?: string | string[];
+  pidsLimit?: number | string;
+  maxOutputBytes?: number | string;
+  maxLogBytes?: number | string;
+  dockerSocket?: string;
 }
 
 export function loadAgentConfig(env: Record<string, string | undefined>, overrides: AgentConfigOverrides = {}): AgentConfig {
@@ -67,11 +88,10 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const home = nonEmpty(env.GPUX_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.gpux');
   const dataDir = pick(overrides.dataDir, 'GPUX_NODE_DIR') ?? join(home, 'node');
 
-  const executorName = pick(overrides.executor, 'GPUX_NODE_EXECUTOR') ?? 'process';
-  let executor: ExecutorKind = 'process';
-  if (executorName === 'docker') bad('executor', 'the docker executor is not available yet; use --executor process (with --allow-unsafe-process) or simulated');
-  else if (executorName === 'process' || executorName === 'simulated') executor = executorName;
-  else bad('executor', `unknown executor "${executorName}" (expected process or simulated)`);
+  const executorName = pick(overrides.executor, 'GPUX_NODE_EXECUTOR') ?? 'docker';
+  let executor: ExecutorKind = 'docker';
+  if (executorName === 'docker' || executorName === 'process' || executorName === 'simulated') executor = executorName;
+  else bad('executor', `unknown executor "${executorName}" (expected docker, process or simulated)`);
 
   const allowUnsafeProcess = toBool(pick(overrides.allowUnsafeProcess, 'GPUX_ALLOW_UNSAFE_PROCESS'), 'allowUnsafeProcess', bad) ?? false;
 
@@ -85,6 +105,15 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const simulatedGpus = toInt(pick(overrides.simulatedGpus, 'GPUX_SIM_GPUS'), 'simulatedGpus', 0, 64, bad) ?? 1;
   const pollWaitMs = toInt(pick(overrides.pollWaitMs, 'GPUX_NODE_POLL_WAIT_MS'), 'pollWaitMs', 0, 60_000, bad) ?? 25_000;
   const gracefulTimeoutMs = toInt(pick(overrides.gracefulTimeoutMs, 'GPUX_NODE_GRACEFUL_TIMEOUT_MS'), 'gracefulTimeoutMs', 0, 24 * 3600_000, bad) ?? 60_000;
+
+  const allowNetwork = toBool(pick(overrides.allowNetwork, 'GPUX_NODE_ALLOW_NETWORK'), 'allowNetwork', bad) ?? false;
+  const imageAllow = patternList(pick(overrides.imageAllow, 'GPUX_NODE_IMAGE_ALLOW'), 'imageAllow', bad);
+  const imageDeny = patternList(pick(overrides.imageDeny, 'GPUX_NODE_IMAGE_DENY'), 'imageDeny', bad);
+  const pidsLimit = toInt(pick(overrides.pidsLimit, 'GPUX_NODE_PIDS_LIMIT'), 'pidsLimit', 16, 4_194_304, bad) ?? 4096;
+  const maxOutputBytes = toInt(pick(overrides.maxOutputBytes, 'GPUX_NODE_MAX_OUTPUT_BYTES'), 'maxOutputBytes', 0, Number.MAX_SAFE_INTEGER, bad) ?? 1024 ** 3;
+  const maxLogBytes = toInt(pick(overrides.maxLogBytes, 'GPUX_NODE_MAX_LOG_BYTES'), 'maxLogBytes', 0, Number.MAX_SAFE_INTEGER, bad) ?? 10 * 1024 ** 2;
+  // A remote DOCKER_HOST only matters to the docker executor.
+  const dockerSocket = socketOf(overrides.dockerSocket ?? nonEmpty(env.GPUX_DOCKER_SOCKET), nonEmpty(env.DOCKER_HOST), executor === 'docker' ? bad : () => {});
 
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
@@ -102,6 +131,13 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
     labels,
     logLevel: logLevel ?? 'info',
     simulatedGpus,
+    allowNetwork,
+    imageAllow,
+    imageDeny,
+    pidsLimit,
+    maxOutputBytes,
+    maxLogBytes,
+    dockerSocket,
     pollWaitMs,
     gracefulTimeoutMs,
   };
@@ -123,6 +159,23 @@ export function parseLabels(text: string, bad: (path: string, message: string) =
     labels[key] = part.slice(eq + 1).trim();
   }
   return labels;
+}
+
+/** "a, b,,c" → ['a', 'b', 'c']; a pattern is an image ref that may hold "*" wildcards. */
+function patternList(v: string | string[] | undefined, path: string, bad: (p: string, m: string) => void): string[] {
+  if (v === undefined) return [];
+  const list = (Array.isArray(v) ? v : v.split(',')).map((p) => p.trim()).filter(Boolean);
+  for (const p of list) if (!/^[A-Za-z0-9*][A-Za-z0-9._:/@*-]*$/.test(p)) bad(path, `"${p}" is not an image pattern (e.g. docker.io/library/*, ghcr.io/org/*, busybox:1.36)`);
+  return list;
+}
+
+/** The Docker engine's unix socket: an explicit path wins, then DOCKER_HOST (unix:// only), then the usual path. */
+function socketOf(explicit: string | undefined, dockerHost: string | undefined, bad: (p: string, m: string) => void): string {
+  if (explicit) return explicit.replace(/^unix:\/\//, '');
+  if (!dockerHost) return '/var/run/docker.sock';
+  if (dockerHost.startsWith('unix://')) return dockerHost.slice('unix://'.length);
+  bad('dockerSocket', `DOCKER_HOST=${dockerHost} is not a unix:// socket; only local engines over a unix socket are supported`);
+  return '/var/run/docker.sock';
 }
 
 function throwing(path: string, message: string): never {

@@ -63,8 +63,9 @@ export class CoordinatorClient {
     return this.call('POST', ROUTES.register.path, RegisterResponse, { publicKey: this.identity.publicKey, advertisement });
   }
 
-  heartbeat(activeAttemptIds: string[]): Promise<HeartbeatResponse> {
-    return this.call('POST', ROUTES.heartbeat.path, HeartbeatResponse, { activeAttemptIds });
+  /** `rttMs`: the round trip of the previous heartbeat, for the coordinator's latency score. */
+  heartbeat(activeAttemptIds: string[], rttMs?: number): Promise<HeartbeatResponse> {
+    return this.call('POST', ROUTES.heartbeat.path, HeartbeatResponse, { activeAttemptIds, ...(rttMs === undefined ? {} : { rttMs }) });
   }
 
   /** Long-poll: answers when assignments exist or after waitMs. `signal` aborts it (agent shutdown). */

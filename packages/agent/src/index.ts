@@ -4,6 +4,8 @@ export { startAgent, type StartAgentOptions } from './agent.js';
 export { type AgentConfig, type AgentConfigOverrides, type ExecutorKind, loadAgentConfig, parseLabels } from './config.js';
 export { CoordinatorApiError, CoordinatorClient, type CoordinatorClientOptions, CoordinatorUnreachableError, isUnreachable } from './coordinator-client.js';
 export * from './detect/index.js';
+export * from './executors/docker/index.js';
+export { type CreateExecutorDeps, createExecutor } from './executors/index.js';
 export { DEFAULT_OUTPUT_LIMITS, type OutputLimits, collectOutputs } from './executors/work-dir.js';
 export { ProcessExecutor, type ProcessExecutorOptions, UNSAFE_PROCESS_MESSAGE } from './executors/process-executor.js';
 export { SimulatedExecutor } from './executors/simulated-executor.js';

@@ -17,11 +17,18 @@ describe('loadAgentConfig', () => {
     assert.deepEqual(c, {
       coordinatorUrl: 'http://127.0.0.1:8080',
       dataDir: '/home/ada/.gpux/node',
-      executor: 'process',
+      executor: 'docker',
       allowUnsafeProcess: false,
       labels: {},
       logLevel: 'info',
       simulatedGpus: 1,
+      allowNetwork: false,
+      imageAllow: [],
+      imageDeny: [],
+      pidsLimit: 4096,
+      maxOutputBytes: 1024 ** 3,
+      maxLogBytes: 10 * 1024 ** 2,
+      dockerSocket: '/var/run/docker.sock',
       pollWaitMs: 25000,
       gracefulTimeoutMs: 60000,
     } satisfies AgentConfig);
@@ -57,8 +64,32 @@ describe('loadAgentConfig', () => {
     assert.throws(() => loadAgentConfig({}, { coordinatorUrl: 'ftp://x' }), /not a valid http/);
   });
 
-  test('docker is reserved', () => {
-    assert.throws(() => loadAgentConfig({}, { coordinatorUrl: 'http://c', executor: 'docker' }), /the docker executor is not available yet/);
+  test('docker options: network, image lists, limits, socket', () => {
+    const c = loadAgentConfig({
+      GPUX_COORDINATOR_URL: 'http://c',
+      GPUX_NODE_ALLOW_NETWORK: 'true',
+      GPUX_NODE_IMAGE_ALLOW: 'docker.io/library/*, ghcr.io/org/*,,busybox:1.36',
+      GPUX_NODE_IMAGE_DENY: 'docker.io/library/bad*',
+      GPUX_NODE_PIDS_LIMIT: '512',
+      GPUX_NODE_MAX_OUTPUT_BYTES: '1000',
+      GPUX_NODE_MAX_LOG_BYTES: '2000',
+      DOCKER_HOST: 'unix:///run/user/1000/docker.sock',
+    });
+    assert.equal(c.executor, 'docker');
+    assert.equal(c.allowNetwork, true);
+    assert.deepEqual(c.imageAllow, ['docker.io/library/*', 'ghcr.io/org/*', 'busybox:1.36']);
+    assert.deepEqual(c.imageDeny, ['docker.io/library/bad*']);
+    assert.deepEqual([c.pidsLimit, c.maxOutputBytes, c.maxLogBytes], [512, 1000, 2000]);
+    assert.equal(c.dockerSocket, '/run/user/1000/docker.sock');
+    assert.equal(loadAgentConfig({ DOCKER_HOST: 'unix:///x.sock', GPUX_DOCKER_SOCKET: '/y.sock' }, { coordinatorUrl: 'http://c' }).dockerSocket, '/y.sock');
+    assert.deepEqual(loadAgentConfig({}, { coordinatorUrl: 'http://c', imageAllow: ['a/*'], allowNetwork: false }).imageAllow, ['a/*']);
+  });
+
+  test('a remote DOCKER_HOST is refused for the docker executor only; bad patterns and limits are reported', () => {
+    assert.throws(() => loadAgentConfig({ DOCKER_HOST: 'tcp://10.0.0.1:2375' }, { coordinatorUrl: 'http://c' }), /DOCKER_HOST=tcp:\/\/10\.0\.0\.1:2375 is not a unix:\/\/ socket/);
+    assert.equal(loadAgentConfig({ DOCKER_HOST: 'tcp://10.0.0.1:2375' }, { coordinatorUrl: 'http://c', executor: 'process' }).executor, 'process');
+    const paths = problemsOf(() => loadAgentConfig({ GPUX_NODE_IMAGE_ALLOW: 'ok/*,bad pattern', GPUX_NODE_PIDS_LIMIT: '3', GPUX_NODE_ALLOW_NETWORK: 'perhaps' }, { coordinatorUrl: 'http://c' }));
+    assert.deepEqual(paths.sort(), ['allowNetwork', 'imageAllow', 'pidsLimit']);
   });
 
   test('every bad value is reported at once', () => {

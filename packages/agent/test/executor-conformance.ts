@@ -1,5 +1,5 @@
 /**
- * The Executor conformance suite: every executor (process now, docker later) must pass it.
+ * The Executor conformance suite: every executor (process, docker) must pass it: the same jobs, the same observable results.
  * Call `executorConformance(name, factory)` from a *.test.ts file; the factory builds a fresh harness per test.
  */
 import assert from 'node:assert/strict';
@@ -14,9 +14,24 @@ export interface ExecutorHarness {
   shell(script: string): string[];
   /** Image for the spec (docker); the process executor ignores it. */
   image?: string;
-  /** What the GPU visibility variables hold inside the job for these host indices. Default: "1,3". */
-  gpuEnv?(indices: number[]): string;
+  /**
+   * What the GPU visibility variables hold inside the job for these host GPUs. Default: each holds the host
+   * indices ("1,3"). A container sees only its GPUs, renumbered from 0, and NVIDIA_VISIBLE_DEVICES names their UUIDs.
+   */
+  gpuEnv?(indices: number[], uuids: string[]): GpuEnv;
 }
+
+export interface GpuEnv {
+  CUDA_VISIBLE_DEVICES: string;
+  NVIDIA_VISIBLE_DEVICES: string;
+  ROCR_VISIBLE_DEVICES: string;
+  HIP_VISIBLE_DEVICES: string;
+}
+
+const hostIndices = (indices: number[]): GpuEnv => {
+  const v = indices.join(',');
+  return { CUDA_VISIBLE_DEVICES: v, NVIDIA_VISIBLE_DEVICES: v, ROCR_VISIBLE_DEVICES: v, HIP_VISIBLE_DEVICES: v };
+};
 
 type TestContext = { after(fn: () => unknown): void };
 export type HarnessFactory = (t: TestContext) => Promise<ExecutorHarness>;
@@ -154,9 +169,10 @@ export function executorConformance(name: string, factory: HarnessFactory): void
       const h = await factory(t);
       // The last field tells "set to empty" from "unset" (sh's ${VAR+set}).
       const script = ['echo "$CUDA_VISIBLE_DEVICES;$NVIDIA_VISIBLE_DEVICES;$ROCR_VISIBLE_DEVICES;$HIP_VISIBLE_DEVICES;', '$', '{CUDA_VISIBLE_DEVICES+set}"'].join('');
-      const withGpus = await run(h, request(h, { command: h.shell(script), env: { CUDA_VISIBLE_DEVICES: '0,1,2,3' } }, [1, 3]));
-      const v = (h.gpuEnv ?? ((i: number[]) => i.join(',')))([1, 3]);
-      assert.equal(withGpus.logs.stdout.trim(), `${v};${v};${v};${v};set`);
+      const req = request(h, { command: h.shell(script), env: { CUDA_VISIBLE_DEVICES: '0,1,2,3' } }, [1, 3]);
+      const withGpus = await run(h, req);
+      const v = (h.gpuEnv ?? hostIndices)(req.gpuIndices, req.gpuUuids);
+      assert.equal(withGpus.logs.stdout.trim(), `${v.CUDA_VISIBLE_DEVICES};${v.NVIDIA_VISIBLE_DEVICES};${v.ROCR_VISIBLE_DEVICES};${v.HIP_VISIBLE_DEVICES};set`);
       const none = await run(h, request(h, { command: h.shell(script) }, []));
       assert.equal(none.logs.stdout.trim(), ';;;;set');
     });

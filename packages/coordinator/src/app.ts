@@ -1,16 +1,21 @@
 /** buildApp: the Fastify instance with every /v1 route, system routes, error mapping and request metrics. */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { installJsonParser } from './http/body-parser.js';
+import { mountDashboard } from './http/dashboard.js';
 import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
+import { mountExplainRoutes } from './http/routes-explain.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
 import { mountOperatorRoutes } from './http/routes-operator.js';
+import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
 import { type CoordinatorDeps, createRuntime, type Runtime } from './runtime.js';
 
 export type AppDeps = CoordinatorDeps & {
   /** Shared with the background loops; built from the deps when absent. */
   runtime?: Runtime;
+  /** The dashboard build served at /. Default: packages/dashboard/dist of this workspace. */
+  dashboardDir?: string;
 };
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -33,5 +38,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountBuyerRoutes(app, rt);
   mountOperatorRoutes(app, rt);
   mountAgentRoutes(app, rt);
+  mountExplainRoutes(app, rt);
+  mountStatsRoutes(app, rt);
+  mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

@@ -5,7 +5,7 @@
 import {
   CapacityIndex,
   type Clock,
-  FirstFitScheduler,
+  PlacementEngine,
   type Random,
   type Scheduler,
   type Store,
@@ -53,7 +53,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     startedAt: deps.clock.now(),
     index: new CapacityIndex(),
     offlineNodes: new Set<string>(),
-    scheduler: new FirstFitScheduler(),
+    scheduler: new PlacementEngine({ random: deps.random }),
     decider: transitionDecider({ baseBackoffMs: deps.config.retryBaseBackoffMs, maxBackoffMs: deps.config.retryMaxBackoffMs }),
     metrics: createMetrics(deps.store),
     work: new Waiters(),

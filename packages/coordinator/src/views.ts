@@ -50,6 +50,7 @@ export function nodeView(n: NodeRecord, index: CapacityIndex): NodeView {
     id: n.id,
     status: n.status,
     adminState: n.adminState,
+    adminReason: n.adminReason ?? null,
     drained: n.adminState === 'draining' && usage.activeAttempts === 0,
     simulated: n.simulated,
     advertisement: n.advertisement,

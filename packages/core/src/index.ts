@@ -5,6 +5,5 @@ export * from './ids.js';
 export * from './records.js';
 export * from './store.js';
 export * from './lifecycle.js';
-export * from './capacity-index.js';
-export * from './scheduler.js';
+export * from './scheduler/index.js';
 export * from './executor.js';

@@ -1,6 +1,7 @@
 /** Domain records the Store reads and writes. Times are epoch ms; money (later) integer minor units. */
 import type {
   AttemptMetrics,
+  GangPeer,
   AttemptState,
   JobSpec,
   JobState,
@@ -11,6 +12,7 @@ import type {
   NodeStatus,
   OutputFile,
 } from '@gpux/protocol';
+import type { NodeStats } from './scheduler/node-stats.js';
 
 export type Role = 'buyer' | 'operator';
 
@@ -43,6 +45,16 @@ export interface AttemptRecord {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** Present on members of a gang job only. */
+  gang?: PlacementGang;
+}
+
+/** A gang job's member: its rank, the world size and every member's node (rank 0's attempt leads the job). */
+export interface PlacementGang {
+  leaderAttemptId: string;
+  rank: number;
+  worldSize: number;
+  peers: GangPeer[];
 }
 
 export interface NodeRecord {
@@ -51,6 +63,8 @@ export interface NodeRecord {
   advertisement: NodeAdvertisement;
   status: NodeStatus;
   adminState: NodeAdminState;
+  /** Why the coordinator cordoned the node (auto-cordon); present only when set. */
+  adminReason?: string | null;
   simulated: boolean;
   registeredAt: number;
   lastHeartbeatAt: number;
@@ -80,6 +94,17 @@ export interface Placement {
   nodeId: string;
   gpuIndices: number[];
   leaseExpiresAt: number;
+  /** Members of a gang job: all are written together or none. */
+  gang?: PlacementGang;
+}
+
+/** A node's track record as stored (see scheduler/node-stats.ts), with its admin state for the index. */
+export interface NodeStatsRecord {
+  nodeId: string;
+  stats: NodeStats;
+  adminState: NodeAdminState;
+  adminReason: string | null;
+  updatedAt: number;
 }
 
 export interface AttemptEnd {

@@ -5,6 +5,7 @@
  * the transaction on the freshly read job, so the state change and its cause commit together.
  */
 import type { JobState, LogEntry, NodeAdminState, NodeAdvertisement, NodeStatus, OutputFile } from '@gpux/protocol';
+import type { QueueStanding } from './scheduler/fairness.js';
 import type {
   AttemptRecord,
   EventRecord,
@@ -12,6 +13,7 @@ import type {
   JobRecord,
   NewJob,
   NodeRecord,
+  NodeStatsRecord,
   Placement,
   Role,
   StoredLogEntry,
@@ -51,6 +53,8 @@ export interface Store {
    */
   submitJob(job: NewJob): Promise<{ job: JobRecord; created: boolean }>;
   getJob(id: string): Promise<JobRecord | undefined>;
+  /** The jobs among `ids` that exist, in no particular order: one query, for callers that would otherwise loop getJob. */
+  getJobs(ids: readonly string[]): Promise<JobRecord[]>;
   /** Newest first. */
   listJobs(q: { buyerId?: string; states?: JobState[]; limit: number; cursor?: string }): Promise<Page<JobRecord>>;
   /**
@@ -62,9 +66,21 @@ export interface Store {
   /** Queued jobs with runAfter null or <= now and no cancel request, oldest first (uses an index). */
   claimQueued(now: number, limit: number): Promise<JobRecord[]>;
   /**
+   * The fair-share claim (core scheduler/fairness.ts): queued jobs grouped into (buyer, priority class)
+   * pairs, at most `limit` pairs starting at the first buyer >= `fromBuyer` (wrapping around), the oldest
+   * ceil(limit / pairs) due jobs of each (runAfter null or <= now, no cancel request); then the shares left
+   * unused, split among the pairs that filled theirs, in one more round. Indexed per pair.
+   */
+  claimQueuedFair(now: number, limit: number, fromBuyer?: string): Promise<JobRecord[]>;
+  /** A queued job's standing for explain (fairQueuePosition turns it into a position); undefined if not queued. */
+  queueStanding(jobId: string, now: number): Promise<QueueStanding | undefined>;
+  /**
    * Write a scheduling pass in one transaction: per placement, insert the attempt (state assigned, lease),
    * move the job to assigned, bump attemptCount, set currentAttemptId, write `job.assigned`. A placement
-   * whose job is no longer queued is skipped. Returns the attempts written.
+   * whose job is no longer queued is skipped. Returns the attempts written. The members of a gang
+   * (placements with `gang`, same job) are written together; currentAttemptId is the leader's (rank 0).
+   * A gang member's end moves the job only when it fails (the job moves as its decider says and the other
+   * active members are ended as cancelled) or when it is the last member to succeed.
    */
   assign(placements: Placement[], now: number): Promise<AttemptRecord[]>;
 
@@ -114,6 +130,13 @@ export interface Store {
   expireLeases(now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]>;
   /** On coordinator start: push every active lease to at least `minExpiresAt` so a restart expires nothing healthy. */
   extendActiveLeases(minExpiresAt: number): Promise<number>;
+
+  /**
+   * Node track records changed at or after `since` (every one for 0), with the node's admin state. The store
+   * updates them in the transactions that end attempts (finishAttempt, expireLeases) and mark nodes offline,
+   * and auto-cordons a node there (event node.auto_cordoned) when its failures cross the policy's threshold.
+   */
+  listNodeStats(since: number): Promise<NodeStatsRecord[]>;
 
   // ---- history and counts ----
   listEvents(subject: 'job' | 'node', subjectId: string, limit: number): Promise<EventRecord[]>;

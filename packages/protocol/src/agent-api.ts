@@ -19,6 +19,7 @@ export type RegisterResponse = z.infer<typeof RegisterResponse>;
 
 export const HeartbeatRequest = z.object({
   activeAttemptIds: z.array(z.string()).max(1024).describe('Attempts the agent is currently holding'),
+  rttMs: z.number().min(0).max(600_000).optional().describe("Round trip of the agent's previous heartbeat, measured by the agent (feeds the latency score)"),
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 export const HeartbeatResponse = z.object({
@@ -28,12 +29,22 @@ export const HeartbeatResponse = z.object({
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
+export const GangPeer = z.object({ rank: z.number().int().min(0), nodeId: z.string(), address: z.string().optional().describe("The peer node's hostname") });
+export type GangPeer = z.infer<typeof GangPeer>;
+export const GangAssignment = z.object({
+  rank: z.number().int().min(0),
+  worldSize: z.number().int().min(1),
+  peers: z.array(GangPeer).describe('Every member, this one included, by rank'),
+});
+export type GangAssignment = z.infer<typeof GangAssignment>;
+
 export const Assignment = z.object({
   attemptId: z.string(),
   jobId: z.string(),
   spec: JobSpec,
   gpuIndices: z.array(z.number().int()),
   leaseExpiresAt: z.number().int(),
+  gang: GangAssignment.optional().describe('Set for members of a gang job (spec.nodes > 1); the agent passes GPUX_RANK, GPUX_WORLD_SIZE, GPUX_PEERS'),
 });
 export type Assignment = z.infer<typeof Assignment>;
 

@@ -50,6 +50,31 @@ export const JobResultResponse = z.object({
 });
 export type JobResultResponse = z.infer<typeof JobResultResponse>;
 
+export const ExplainFilter = z.object({
+  name: z
+    .string()
+    .describe('state, gpuVendor, gpuModel, gpuVram, gpuCount, region, labels, trust, cpu, memory, price, failedBefore or busy'),
+  rejected: z.number().int().describe('Nodes this filter rejected; each node is counted once, at the first filter it fails'),
+  message: z.string(),
+});
+export type ExplainFilter = z.infer<typeof ExplainFilter>;
+export const ExplainJobResponse = z.object({
+  jobId: z.string(),
+  state: JobState,
+  pending: z.boolean().describe('The job is queued, waiting to be placed'),
+  summary: z.string(),
+  queuePosition: z.number().int().nullable().describe('Queued jobs ahead of it in claim order (priority, then fair share between buyers); null when not queued'),
+  queuedTotal: z.number().int().nullable().describe('Queued jobs due now, all buyers'),
+  runAfter: z.number().int().nullable().describe('Retry backoff: not placed before this time'),
+  nodesTotal: z.number().int(),
+  nodesFitting: z.number().int().describe('Nodes that pass every filter and have the free capacity now'),
+  nodesBusy: z.number().int().describe('Nodes that pass every filter but lack free capacity now'),
+  filters: z.array(ExplainFilter),
+  cheapestFittingAsk: z.number().int().nullable().describe('Lowest ask per GPU-hour among fitting nodes; null while nodes have no asks (no market yet)'),
+  suggestions: z.array(z.string()),
+});
+export type ExplainJobResponse = z.infer<typeof ExplainJobResponse>;
+
 // ---- operators ----
 export const ListNodesQuery = z.object({
   status: NodeStatus.optional(),
@@ -73,3 +98,33 @@ export type WhoAmIResponse = z.infer<typeof WhoAmIResponse>;
 export const HealthResponse = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
 
 export { NodeAdminState };
+
+// ---- network statistics (dashboard overview) ----
+export const GpuClassStats = z.object({
+  class: z.string().describe('GPU class: the model name as nodes advertise it (until the market defines classes)'),
+  vendor: z.string(),
+  total: z.number().int().describe('GPUs of this class on online nodes'),
+  busy: z.number().int().describe('Held by an assigned or running attempt'),
+  free: z.number().int().describe('Idle on nodes that take work'),
+  unavailable: z.number().int().describe('Idle on cordoned or draining nodes'),
+  nodes: z.number().int().describe('Online nodes with at least one GPU of this class'),
+});
+export type GpuClassStats = z.infer<typeof GpuClassStats>;
+export const StatsResponse = z.object({
+  at: z.number().int(),
+  nodes: z.object({
+    total: z.number().int(),
+    online: z.number().int(),
+    offline: z.number().int(),
+    cordoned: z.number().int().describe('Online nodes that take no new work (cordoned or draining)'),
+    simulated: z.number().int(),
+  }),
+  gpus: z.object({ total: z.number().int(), busy: z.number().int(), free: z.number().int(), byClass: z.array(GpuClassStats) }),
+  jobs: z.object({ total: z.number().int(), byState: z.record(JobState, z.number().int()) }),
+  placements: z.object({
+    total: z.number().int().describe('Attempts placed by this coordinator process since it started'),
+    perMinute: z.number().describe('Placement rate over the last minute (or since start when younger)'),
+    windowMs: z.number().int().describe('The span the rate was measured over'),
+  }),
+});
+export type StatsResponse = z.infer<typeof StatsResponse>;

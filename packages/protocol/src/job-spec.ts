@@ -41,6 +41,8 @@ export const Constraints = z
   .object({
     region: z.string().min(1).optional(),
     nodeLabels: z.record(z.string(), z.string()).optional().describe('Labels the node must carry with these exact values'),
+    preferredRegion: z.string().min(1).optional().describe('Soft: nodes in this region score higher for latency (region is the hard filter)'),
+    minTrustTier: z.enum(['open', 'attested', 'curated']).optional().describe('Only nodes of this trust tier or above (every node is "open" until tiers land)'),
   })
   .strict();
 
@@ -64,9 +66,18 @@ export const JobSpec = z
       })
       .refine((files) => new Set(files.map((f) => f.path)).size === files.length, { message: 'input paths must be unique' }),
     timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    network: z.boolean().optional().describe('Needs network access in its container (default: none); a node that does not allow network refuses the attempt'),
     maxRetries: z.number().int().min(0).max(20).default(3),
     labels: z.record(LabelKey, z.string().max(256)).default({}),
     constraints: Constraints.default({}),
+    priority: z.enum(['high', 'normal', 'low']).optional().describe('Priority class; absent means normal. Waiting jobs age upwards, so low never starves'),
+    nodes: z.number().int().min(1).max(64).optional().describe('Gang job: this many nodes, placed all or nothing, each with resources as above; absent means 1'),
+    maxPricePerGpuHour: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Most the buyer pays per GPU-hour, integer minor units. Reserved for the market: inert while nodes have no asks'),
   })
   .strict();
 

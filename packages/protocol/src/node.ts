@@ -47,6 +47,7 @@ export const NodeView = z.object({
   id: z.string(),
   status: NodeStatus,
   adminState: NodeAdminState,
+  adminReason: z.string().nullable().optional().describe('Why the node is cordoned when the coordinator did it (e.g. repeated failures)'),
   drained: z.boolean().describe('Draining and no attempts left'),
   simulated: z.boolean(),
   advertisement: NodeAdvertisement,

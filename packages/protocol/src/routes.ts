@@ -24,8 +24,10 @@ export const ROUTES = {
   getJob: r({ method: 'GET', path: '/v1/jobs/:id', auth: 'buyer', summary: 'A job with its attempts and events', response: api.GetJobResponse }),
   cancelJob: r({ method: 'POST', path: '/v1/jobs/:id/cancel', auth: 'buyer', summary: 'Cancel a job; a running attempt is stopped within one heartbeat', response: api.CancelJobResponse }),
   jobLogs: r({ method: 'GET', path: '/v1/jobs/:id/logs', auth: 'buyer', summary: 'Log entries of all attempts; long-polls with waitMs', query: api.JobLogsQuery, response: api.JobLogsResponse }),
+  explainJob: r({ method: 'GET', path: '/v1/jobs/:id/explain', auth: 'buyer', summary: 'Why a pending job waits: nodes rejected per filter, queue position, what to change', response: api.ExplainJobResponse }),
   jobResult: r({ method: 'GET', path: '/v1/jobs/:id/result', auth: 'buyer', summary: 'Exit code and output files of the finished job', response: api.JobResultResponse }),
   whoami: r({ method: 'GET', path: '/v1/whoami', auth: 'buyer', summary: 'The account behind the bearer token', response: api.WhoAmIResponse }),
+  stats: r({ method: 'GET', path: '/v1/stats', auth: 'buyer', summary: 'Network totals: nodes, GPUs by class (free/busy), jobs by state, placement rate', response: api.StatsResponse }),
 
   listNodes: r({ method: 'GET', path: '/v1/nodes', auth: 'operator', summary: 'List nodes', query: api.ListNodesQuery, response: api.ListNodesResponse }),
   getNode: r({ method: 'GET', path: '/v1/nodes/:id', auth: 'operator', summary: 'One node', response: api.GetNodeResponse }),

@@ -58,13 +58,25 @@ export function publicKeyFromRaw(publicKeyB64: string): KeyObject {
   return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
 }
 
+// Parsing a PEM costs ten times the signature itself; an agent signs every request with one key.
+const parsedKeys = new Map<string, KeyObject>();
+function privateKeyObject(key: string | KeyObject): KeyObject {
+  if (typeof key !== 'string') return key;
+  let parsed = parsedKeys.get(key);
+  if (!parsed) {
+    parsed = createPrivateKey(key);
+    parsedKeys.set(key, parsed);
+  }
+  return parsed;
+}
+
 /** Headers to attach to a request. `now` and `nonce` are parameters so tests are deterministic. */
 export function signRequest(
   parts: Omit<SignedParts, 'timestamp' | 'nonce'> & { timestamp?: number; nonce?: string },
-  privateKeyPem: string,
+  privateKey: string | KeyObject,
 ): Record<string, string> {
   const full: SignedParts = { ...parts, timestamp: parts.timestamp ?? Date.now(), nonce: parts.nonce ?? randomBytes(16).toString('hex') };
-  const signature = sign(null, Buffer.from(canonicalRequest(full)), createPrivateKey(privateKeyPem)).toString('base64');
+  const signature = sign(null, Buffer.from(canonicalRequest(full)), privateKeyObject(privateKey)).toString('base64');
   return {
     [SIGNATURE_HEADERS.node]: full.nodeId,
     [SIGNATURE_HEADERS.timestamp]: String(full.timestamp),

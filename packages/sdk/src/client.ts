@@ -112,6 +112,11 @@ export class GpuxClient {
     return callRoute(this.cfg, 'getJob', { params: { id }, ...sig(opts) });
   }
 
+  /** Why a pending job waits: nodes rejected per filter, queue position, the cheapest fitting ask, what to change. */
+  explainJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'explainJob'>> {
+    return callRoute(this.cfg, 'explainJob', { params: { id }, ...sig(opts) });
+  }
+
   cancelJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'cancelJob'>> {
     return callRoute(this.cfg, 'cancelJob', { params: { id }, ...sig(opts) });
   }

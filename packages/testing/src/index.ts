@@ -4,3 +4,4 @@ export { findPostgresBin, type PostgresServer, postgresAvailability, requirePost
 export { type OpenStore, runStoreConformance, type StoreUnderTest } from './store-conformance.js';
 export { type TempDir, tempDir } from './temp-dir.js';
 export { advertisement as sampleAdvertisement, spec as sampleJobSpec } from './conformance/fixtures.js';
+export { buildBusyboxImage, type DockerAvailability, dockerAvailability, dockerSocket, requireDocker, TEST_APPLETS, TEST_IMAGE } from './docker.js';

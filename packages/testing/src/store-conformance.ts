@@ -9,6 +9,7 @@ import { historyTests } from './conformance/history.js';
 import { jobTests } from './conformance/jobs.js';
 import { nodeTests } from './conformance/nodes.js';
 import { queueTests } from './conformance/queue.js';
+import { schedulingTests } from './conformance/scheduling.js';
 
 export type { OpenStore, StoreUnderTest } from './conformance/fixtures.js';
 
@@ -19,5 +20,6 @@ export function runStoreConformance(name: string, open: OpenStore, opts: { skip?
     describe('results and logs', () => finishTests(open));
     describe('nodes and leases', () => nodeTests(open));
     describe('history and durability', () => historyTests(open));
+    describe('scheduling: fair claim, gangs, node records', () => schedulingTests(open));
   });
 }

@@ -4,6 +4,7 @@ import type { Assignment, ResultReport } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
+import { withGangEnv } from './gang-env.js';
 import { LogShipper } from './log-shipper.js';
 
 export interface AttemptContext {
@@ -17,6 +18,8 @@ export interface AttemptContext {
   giveUpAt(): number | null;
   /** Aborts when the agent stops, cutting retry waits short. */
   stopping: AbortSignal;
+  /** Log bytes shipped per attempt (then "[logs truncated]"). Default the LogShipper's. */
+  maxLogBytes?: number;
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown): drop it. */
@@ -60,10 +63,12 @@ export class AttemptRunner {
       isGone,
       clock: this.ctx.clock,
       logger: this.log,
+      maxBytes: this.ctx.maxLogBytes,
     });
     let outcome: ExecutionOutcome;
     try {
-      const { spec, jobId, gpuIndices } = this.assignment;
+      const { jobId, gpuIndices } = this.assignment;
+      const spec = withGangEnv(this.assignment.spec, this.assignment.gang);
       this.execution = await this.ctx.executor.start({ attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices) }, (s, d) => shipper.push(s, d));
       if (this.stopReason) void this.execution.stop(this.stopReason);
       outcome = await this.execution.done;

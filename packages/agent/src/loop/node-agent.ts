@@ -21,6 +21,8 @@ export interface NodeAgentDeps {
   logger: Logger;
   pollWaitMs: number;
   gracefulTimeoutMs: number;
+  /** Log bytes shipped per attempt; default the LogShipper's (10 MiB). */
+  maxLogBytes?: number;
 }
 
 const REMEMBER_FINISHED = 10_000;
@@ -37,6 +39,7 @@ export class NodeAgent implements RunningAgent {
   private readonly pollAbort = new AbortController();
   private readonly stopAbort = new AbortController();
   private readonly heartbeatAbort = new AbortController();
+  private lastRttMs: number | undefined;
   private loops: Promise<void>[] = [];
   private stopping: Promise<void> | null = null;
   private readonly ctx: AttemptContext;
@@ -51,6 +54,7 @@ export class NodeAgent implements RunningAgent {
       gpuUuids: (indices) => indices.map((i) => d.advertisement.gpus.find((g) => g.index === i)?.uuid ?? `gpu-${i}`),
       giveUpAt: () => this.giveUpAt,
       stopping: this.stopAbort.signal,
+      maxLogBytes: d.maxLogBytes,
     };
   }
 
@@ -147,7 +151,9 @@ export class NodeAgent implements RunningAgent {
       if (signal.aborted) break;
       try {
         if (this.needRegister) await this.ensureRegistered();
-        const res = await this.d.client.heartbeat([...this.attempts.keys()].slice(0, 1024));
+        const sent = this.d.clock.now();
+        const res = await this.d.client.heartbeat([...this.attempts.keys()].slice(0, 1024), this.lastRttMs);
+        this.lastRttMs = Math.max(0, this.d.clock.now() - sent); // reported with the next heartbeat (latency score)
         this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
         this.noteReachable();
         this.cancel(res.cancel);

@@ -10,7 +10,7 @@ import { type Io, intArg } from '../context.js';
 import { explainListenError, formatError, usageError } from '../errors.js';
 import { writeProfile } from '../profile.js';
 import { warnLogger } from '../cli-logger.js';
-import { DEV_LOCAL_LABEL } from '../sample-job.js';
+import { DEV_LOCAL_LABEL, sampleJobSpec } from '../sample-job.js';
 import { waitForShutdown } from '../signals.js';
 import { UNSAFE_PROCESS_NOTE } from './node.js';
 import { runSampleJob } from './dev-sample.js';
@@ -34,13 +34,13 @@ export function registerDev(program: Command, io: Io): void {
     .option('--port <n>', 'coordinator port; 0 picks a free one (default 7070)', intArg('--port', 0, 65535))
     .option('--simulated-nodes <n>', 'also start this many simulated nodes', intArg('--simulated-nodes', 0, 10_000), 0)
     .option('--no-sample-job', 'do not submit the sample job')
-    .option('--executor <kind>', 'executor of the local node: process or simulated', 'process')
+    .option('--executor <kind>', 'executor of the local node: auto (docker when an engine is reachable, else process), docker, process or simulated', 'auto')
     .option('--exit-after-sample', 'exit once the sample job is done: 0 if it succeeded (for tests and CI)')
     .action((flags: DevFlags) => runDev(io, flags));
 }
 
 async function runDev(io: Io, flags: DevFlags): Promise<void> {
-  if (flags.executor !== 'process' && flags.executor !== 'simulated') throw usageError(`--executor must be process or simulated, got "${flags.executor}"`);
+  if (!['auto', 'docker', 'process', 'simulated'].includes(flags.executor)) throw usageError(`--executor must be auto, docker, process or simulated, got "${flags.executor}"`);
   const shutdown = waitForShutdown();
   const interrupted = new AbortController();
   void shutdown.then(() => interrupted.abort(new Error('interrupted')));
@@ -49,10 +49,9 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
   const logger = warnLogger((line) => io.err.write(line), 'node');
   try {
     // Loaded here, not at the top: the server's dependencies would slow every other command.
-    const [{ cryptoRandom, issueToken, loadCoordinatorConfig, startCoordinator }, { loadAgentConfig, startAgent, startSimulatedNodes }] = await Promise.all([
-      import('@gpux/coordinator'),
-      import('@gpux/agent'),
-    ]);
+    const [{ cryptoRandom, issueToken, loadCoordinatorConfig, startCoordinator }, agentPkg] = await Promise.all([import('@gpux/coordinator'), import('@gpux/agent')]);
+    const { loadAgentConfig, startAgent, startSimulatedNodes } = agentPkg;
+    const choice = await chooseExecutor(flags.executor, io.env, agentPkg);
     const dataDir = flags.dataDir ? resolve(flags.dataDir) : mkdtempSync(join(tmpdir(), 'gpux-dev-'));
     if (flags.dataDir) mkdirSync(dataDir, { recursive: true });
     else cleanups.push(['temp data dir', () => rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 })]);
@@ -60,7 +59,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
     const config = loadCoordinatorConfig(io.env, {
       dataDir: join(dataDir, 'coordinator'),
       db: `sqlite:${join(dataDir, 'coordinator', 'coordinator.db')}`,
-      host: '127.0.0.1', // the local node runs jobs unsandboxed: never expose this network
+      host: '127.0.0.1', // the local node may run jobs unsandboxed (process executor): never expose this network
       port: flags.port,
       logLevel: (io.env.GPUX_LOG_LEVEL ?? 'warn') as CoordinatorConfig['logLevel'],
     });
@@ -76,8 +75,8 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
     const agentConfig = loadAgentConfig(io.env, {
       coordinatorUrl: coord.url,
       dataDir: join(dataDir, 'node'),
-      executor: flags.executor,
-      allowUnsafeProcess: flags.executor === 'process',
+      executor: choice.kind,
+      allowUnsafeProcess: choice.kind === 'process',
       labels: { [DEV_LOCAL_LABEL]: 'true' },
       logLevel: io.env.GPUX_LOG_LEVEL ?? 'warn',
     });
@@ -92,8 +91,11 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
 
     say(`gpux dev: a local network in ${dataDir}${flags.dataDir ? '' : ' (removed on exit)'}`);
     say(`coordinator: ${coord.url}`);
-    say(`local node: ${agent.nodeId} (${flags.executor} executor)`);
-    if (flags.executor === 'process') say(`note: ${UNSAFE_PROCESS_NOTE}`);
+    say(`dashboard: ${coord.url}/`);
+    say(`local node: ${agent.nodeId} (${choice.kind} executor)`);
+    say(`executor: ${choice.kind} (${choice.reason})`);
+    for (const note of choice.notes) say(`note: ${note}`);
+    if (choice.kind === 'process') say(`note: ${UNSAFE_PROCESS_NOTE}`);
     if (flags.simulatedNodes > 0) say(`simulated nodes: ${flags.simulatedNodes}`);
     say(`operator token: ${operatorToken}`);
     say(`buyer token: ${buyerToken}`);
@@ -123,6 +125,21 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
   } finally {
     await stopAll(io, cleanups);
   }
+}
+
+type AgentModule = typeof import('@gpux/agent');
+
+/**
+ * auto: docker when an engine is reachable and the sample job's image is there (or can be made from the host's
+ * busybox; nothing is pulled), else process. An explicit --executor docker that cannot work is an error, not a fallback.
+ */
+async function chooseExecutor(flag: string, env: NodeJS.ProcessEnv, agent: AgentModule): Promise<{ kind: 'docker' | 'process' | 'simulated'; reason: string; notes: string[] }> {
+  if (flag === 'process') return { kind: 'process', reason: 'chosen with --executor process; jobs run as host processes', notes: [] };
+  if (flag === 'simulated') return { kind: 'simulated', reason: 'chosen with --executor simulated; jobs only sleep', notes: [] };
+  const socketPath = agent.loadAgentConfig(env, { coordinatorUrl: 'http://127.0.0.1', executor: 'docker' }).dockerSocket;
+  const choice = await agent.chooseLocalExecutor({ socketPath, image: sampleJobSpec().image });
+  if (flag === 'docker' && choice.kind !== 'docker') throw usageError(`--executor docker cannot work here: ${choice.reason.replace(/; jobs run as host processes$/, '')}`);
+  return choice;
 }
 
 /** Stop in reverse start order; one failing step must not leave the others running. */

@@ -5,6 +5,7 @@ import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
 import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
 import { formatBytes, formatKeyValues, formatTable, toJson } from '../output.js';
+import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
 
 interface Flags {
@@ -103,6 +104,8 @@ export function registerJob(program: Command, io: Io): void {
       throw new CliError(`${written.skipped.length} output file(s) were too large to be returned inline and were not written: ${written.skipped.join(', ')}`);
     }
   });
+
+  registerExplain(job, io);
 
   jsonOption(connectionOptions(job.command('cancel').description('cancel a job; a running attempt stops within one heartbeat').argument('<id>', 'job id'))).action(
     async (id: string, flags: Flags) => {

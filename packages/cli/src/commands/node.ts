@@ -22,10 +22,13 @@ interface StartFlags {
   label: Record<string, string>;
   name?: string;
   logLevel?: string;
+  allowNetwork?: boolean;
+  imageAllow?: string;
+  imageDeny?: string;
 }
 
 export const UNSAFE_PROCESS_NOTE =
-  'the local node runs jobs as plain host processes (process executor, no isolation) because this is your own dev network; the docker executor comes with its own issue';
+  'the local node runs jobs as plain host processes (process executor, no isolation): fine for your own jobs on your own dev network, never for anyone else’s';
 
 function collectLabel(raw: string, prev: Record<string, string>): Record<string, string> {
   const eq = raw.indexOf('=');
@@ -87,8 +90,11 @@ export function registerNode(program: Command, io: Io): void {
     .command('start')
     .description('run a node agent until Ctrl-C or SIGTERM')
     .option('--coordinator <url>', 'coordinator URL (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
-    .option('--executor <kind>', 'process or simulated (default process)')
+    .option('--executor <kind>', 'docker (default: each job in an isolated container), process or simulated')
     .option('--allow-unsafe-process', 'let the process executor run jobs as host processes (trusted jobs only)')
+    .option('--allow-network', 'give a network to the containers of jobs that ask for one (default: none)')
+    .option('--image-allow <patterns>', 'comma-separated images this node runs, e.g. "docker.io/library/*,ghcr.io/org/*" (default: all)')
+    .option('--image-deny <patterns>', 'comma-separated images this node never runs (wins over --image-allow)')
     .option('--data-dir <dir>', 'node key and work dirs (default $GPUX_HOME/node)')
     .option('--region <region>', 'region advertised to the scheduler')
     .option('--label <k=v>', 'a label to advertise (repeatable)', collectLabel, {})
@@ -96,7 +102,7 @@ export function registerNode(program: Command, io: Io): void {
     .option('--log-level <level>', 'debug, info, warn or error (default info)')
     .action(async (flags: StartFlags) => {
       const shutdown = waitForShutdown();
-      const { loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
+      const { checkEngine, loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
       const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
       const config = loadAgentConfig(io.env, {
         coordinatorUrl: flags.coordinator ?? fallbackUrl,
@@ -107,7 +113,14 @@ export function registerNode(program: Command, io: Io): void {
         labels: Object.keys(flags.label).length ? flags.label : undefined,
         name: flags.name,
         logLevel: flags.logLevel,
+        allowNetwork: flags.allowNetwork,
+        imageAllow: flags.imageAllow,
+        imageDeny: flags.imageDeny,
       });
+      if (config.executor === 'docker') {
+        const engine = await checkEngine(config.dockerSocket); // an unreachable engine stops here, saying what to do
+        io.out.write(`executor: docker (engine ${engine.version} reachable at ${engine.socketPath})\n`);
+      } else io.out.write(`executor: ${config.executor} (chosen with --executor ${config.executor}${config.executor === 'process' ? '; jobs run as host processes, no isolation' : ''})\n`);
       const agent = await startAgent(config);
       io.out.write(`node ${agent.nodeId} connected to ${config.coordinatorUrl} (${config.executor} executor); Ctrl-C to stop\n`);
       const signal = await shutdown;

@@ -7,7 +7,10 @@ import { mountRoute } from './route-kit.js';
 
 export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'register', ({ nodeId, body }) => register(rt, nodeId, body.publicKey, body.advertisement));
-  mountRoute(app, rt, 'heartbeat', ({ nodeId, body }) => heartbeat(rt, nodeId, body.activeAttemptIds));
+  mountRoute(app, rt, 'heartbeat', ({ nodeId, body }) => {
+    if (body.rttMs !== undefined) rt.index.noteRtt(nodeId, body.rttMs); // feeds the latency score
+    return heartbeat(rt, nodeId, body.activeAttemptIds);
+  });
   mountRoute(app, rt, 'work', ({ nodeId, query }) => pollWork(rt, nodeId, query.waitMs));
   mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
   mountRoute(app, rt, 'attemptLogs', ({ nodeId, id, body }) => appendLogs(rt, nodeId, id, body));

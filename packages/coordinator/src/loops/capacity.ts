@@ -1,4 +1,8 @@
-/** Rebuild the capacity index from the store at start: every node, then every active attempt's reservation. */
+/**
+ * Rebuild the capacity index from the store at start: every node, its track record (reliability,
+ * performance), then every active attempt's reservation (with its buyer, for fair share, and gang flag).
+ */
+import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
 import { jobCpu, type JobRecord, jobMemoryMb } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 
@@ -17,12 +21,52 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
+  let statsAt = 0;
+  for (const r of await store.listNodeStats(0)) {
+    index.setStats(r.nodeId, r.stats);
+    statsAt = Math.max(statsAt, r.updatedAt);
+  }
+  rt.scheduling.statsSince = statsAt;
   const jobs = new Map<string, JobRecord | undefined>();
   const active = await store.listActiveAttempts();
   for (const a of active) {
     if (!jobs.has(a.jobId)) jobs.set(a.jobId, await store.getJob(a.jobId));
     const job = jobs.get(a.jobId);
-    index.reserve({ attemptId: a.id, nodeId: a.nodeId, gpuIndices: a.gpuIndices, cpu: job ? jobCpu(job) : 1, memoryMb: job ? jobMemoryMb(job) : 0 });
+    index.reserve({
+      attemptId: a.id,
+      nodeId: a.nodeId,
+      gpuIndices: a.gpuIndices,
+      cpu: job ? jobCpu(job) : 1,
+      memoryMb: job ? jobMemoryMb(job) : 0,
+      jobId: a.jobId,
+      ...(job ? { buyerId: job.buyerId } : {}),
+      ...(a.gang ? { gang: true } : {}),
+    });
   }
   return { nodes, attempts: active.length };
+}
+
+/** Gang jobs whose members the store may have ended together: give back what is no longer active. */
+export async function releaseEndedGangs(rt: Runtime): Promise<void> {
+  for (const jobId of rt.index.takeEndedGangs()) {
+    for (const a of await rt.store.listAttempts(jobId)) if (!ACTIVE_ATTEMPT_STATES.includes(a.state)) rt.index.release(a.id);
+  }
+}
+
+/**
+ * Node track records the store changed since the last look (attempt outcomes, outages, auto-cordons) go
+ * into the index; a node the store auto-cordoned leaves the buckets, and the log says why.
+ */
+export async function refreshNodeStats(rt: Runtime, since: number): Promise<number> {
+  let latest = since;
+  for (const r of await rt.store.listNodeStats(since)) {
+    rt.index.setStats(r.nodeId, r.stats);
+    const n = rt.index.get(r.nodeId);
+    if (n && (n.adminState !== r.adminState || n.adminReason !== r.adminReason)) {
+      rt.index.setAdminState(r.nodeId, r.adminState, r.adminReason);
+      if (r.adminState === 'cordoned' && r.adminReason) rt.logger.warn({ nodeId: r.nodeId, reason: r.adminReason }, 'node auto-cordoned');
+    }
+    latest = Math.max(latest, r.updatedAt);
+  }
+  return latest;
 }

@@ -1,9 +1,12 @@
 /**
- * The scheduling pass: queued jobs → placements in the capacity index → one store transaction → wake the
- * chosen nodes' work long-polls. Runs every schedulePassIntervalMs and soon after a kick; one at a time.
+ * The scheduling pass: refresh the index (ended gang members, node track records and auto-cordons), claim
+ * queued jobs fairly (a share per buyer and priority class), place them with the scheduler, write the
+ * placements in one store transaction, wake the chosen nodes' work long-polls. Runs every
+ * schedulePassIntervalMs and soon after a kick; one at a time.
  */
 import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
+import { refreshNodeStats, releaseEndedGangs } from './capacity.js';
 
 export class SchedulingLoop {
   private started = false;
@@ -13,6 +16,10 @@ export class SchedulingLoop {
   private kickTimer: NodeJS.Timeout | undefined;
   /** The last pass left runnable jobs unplaced: new capacity (an idle node's heartbeat) deserves a pass. */
   backlog = false;
+  /** Node track records changed at or after this time are read at the next pass. */
+  statsSince = 0;
+  /** The fair claim starts at this buyer, rotating, so more buyers than a window holds all get turns. */
+  private fromBuyer = '';
 
   constructor(private readonly rt: Runtime) {}
 
@@ -52,6 +59,8 @@ export class SchedulingLoop {
         do {
           this.again = false;
           if (await this.pass()) this.again = true;
+          // SQLite answers in microtasks: let HTTP requests in between back-to-back passes.
+          if (this.again) await new Promise((r) => setImmediate(r));
         } while (this.again && this.started);
       } catch (err) {
         this.rt.logger.error({ err }, 'scheduling pass failed');
@@ -62,17 +71,25 @@ export class SchedulingLoop {
     return this.running;
   }
 
-  /** One pass. Returns true when a full batch was placed, so more may be waiting. */
+  /**
+   * One pass. Returns true when it placed anything: more may be waiting (the fair claim's window is not
+   * always full when work is queued, so a short window says nothing), and a pass that finds nothing to
+   * place ends the run.
+   */
   async pass(): Promise<boolean> {
     const { store, config, clock, random, index, scheduler, metrics, logger } = this.rt;
     const now = clock.now();
     metrics.schedulePasses.inc();
-    const jobs = await store.claimQueued(now, config.scheduleBatchSize);
+    await releaseEndedGangs(this.rt);
+    this.statsSince = await refreshNodeStats(this.rt, this.statsSince);
+    const jobs = await store.claimQueuedFair(now, config.scheduleBatchSize, this.fromBuyer);
     if (jobs.length === 0) {
       this.backlog = false;
       return false;
     }
-    const placements = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random) });
+    // Start the next claim at the last buyer served (ids may not carry a NUL for "just after" on PostgreSQL).
+    this.fromBuyer = jobs.at(-1)?.buyerId ?? '';
+    const placements = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random });
     this.backlog = placements.length < jobs.length;
     if (placements.length === 0) return false;
     let written: Set<string>;
@@ -93,6 +110,6 @@ export class SchedulingLoop {
     }
     metrics.placements.inc(written.size);
     for (const n of nodes) this.rt.work.wake(n);
-    return jobs.length === config.scheduleBatchSize && written.size > 0;
+    return written.size > 0;
   }
 }

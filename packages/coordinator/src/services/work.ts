@@ -11,12 +11,22 @@ export interface WorkSnapshot {
 async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
   const out: WorkSnapshot = { assignments: [], cancel: [] };
   const now = rt.clock.now();
-  for (const a of await rt.store.listActiveAttempts(nodeId)) {
-    const job = await rt.store.getJob(a.jobId);
+  const attempts = await rt.store.listActiveAttempts(nodeId);
+  if (attempts.length === 0) return out;
+  const jobs = new Map((await rt.store.getJobs(attempts.map((a) => a.jobId))).map((j) => [j.id, j]));
+  for (const a of attempts) {
+    const job = jobs.get(a.jobId);
     if (!job) continue;
     if (job.cancelRequested) out.cancel.push(a.id);
     else if (a.state === 'assigned') {
-      out.assignments.push({ attemptId: a.id, jobId: a.jobId, spec: job.spec, gpuIndices: a.gpuIndices, leaseExpiresAt: a.leaseExpiresAt ?? now + rt.config.leaseTtlMs });
+      out.assignments.push({
+        attemptId: a.id,
+        jobId: a.jobId,
+        spec: job.spec,
+        gpuIndices: a.gpuIndices,
+        leaseExpiresAt: a.leaseExpiresAt ?? now + rt.config.leaseTtlMs,
+        ...(a.gang ? { gang: { rank: a.gang.rank, worldSize: a.gang.worldSize, peers: a.gang.peers } } : {}),
+      });
     }
   }
   return out;

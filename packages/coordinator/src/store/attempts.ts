@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { insertEvents } from './events.js';
 import { selectJobRow } from './jobs.js';
+import { recordAttemptOutcome } from './node-stats.js';
 import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import { moveJobAfterAttempt } from './transition.js';
@@ -61,7 +62,7 @@ export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: strin
       .returningAll()
       .executeTakeFirstOrThrow();
     let job = await jobOf(trx, ctx, a, true);
-    if (job.state === 'assigned' && job.currentAttemptId === attemptId) {
+    if (job.state === 'assigned' && job.currentAttemptId === (a.gang_leader ?? attemptId)) {
       // startedAt keeps the first start across retries.
       const row = await trx
         .updateTable('jobs')
@@ -117,7 +118,16 @@ export function finishAttempt(
     const outputRows = input.outputs.map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null }));
     for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
     const end = { outcome: input.outcome, exitCode: input.exitCode, error: input.error };
-    const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id }, end, decide, input.now);
+    const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, input.now);
+    await recordAttemptOutcome(trx, ctx, {
+      nodeId: a.node_id,
+      job: moved.job,
+      gpuIndices: JSON.parse(a.gpu_indices),
+      outcome: input.outcome,
+      exitCode: input.exitCode,
+      durationMs: input.metrics.durationMs,
+      now: input.now,
+    });
     await insertEvents(trx, ctx, [
       {
         at: input.now,
@@ -152,13 +162,18 @@ export function expireLeases(ctx: StoreContext, now: number, decide: TransitionD
       .execute();
     const lost: LostAttempt[] = [];
     for (const a of expired) {
-      await trx
+      // A gang sibling lost earlier in this batch may have ended this one already.
+      const ended = await trx
         .updateTable('attempts')
         .set({ state: 'lost', error: LEASE_EXPIRED, lease_expires_at: null, finished_at: now })
         .where('id', '=', a.id)
+        .where('state', 'in', ACTIVE)
+        .returning('id')
         .execute();
+      if (ended.length === 0) continue;
       const end = { outcome: 'lost' as const, exitCode: null, error: null };
-      const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id }, end, decide, now);
+      const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, now);
+      await recordAttemptOutcome(trx, ctx, { nodeId: a.node_id, job: moved.job, gpuIndices: JSON.parse(a.gpu_indices), outcome: 'lost', exitCode: null, durationMs: null, now });
       await insertEvents(trx, ctx, [
         { at: now, subject: 'job', subjectId: a.job_id, type: 'attempt.lost', data: { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at } },
         ...moved.events,

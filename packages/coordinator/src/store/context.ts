@@ -1,4 +1,5 @@
 /** Dialect quirk flags, the shared store context, and the write-transaction helper. */
+import { DEFAULT_NODE_STATS_POLICY, type NodeStatsPolicy } from '@gpux/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -15,9 +16,20 @@ export interface StoreQuirks {
   skipLocked: boolean;
   /** Bound parameters per statement we stay under when batching inserts. */
   maxParams: number;
+  /**
+   * Statements that let one transaction commit without waiting for the disk, for writes that may be lost
+   * in an OS crash or power cut (lease renewals, log lines) but never for job or money state. SQLite:
+   * `synchronous` NORMAL around the transaction (WAL keeps it consistent); PostgreSQL: `synchronous_commit`
+   * off inside it. A process crash loses nothing either way.
+   */
+  relaxedCommit: { before: string | null; inside: string | null; after: string | null };
 }
 
-export type StoreQuirksInput = Pick<StoreQuirks, 'dialect'> & Partial<Omit<StoreQuirks, 'dialect'>>;
+export type StoreQuirksInput = Pick<StoreQuirks, 'dialect'> &
+  Partial<Omit<StoreQuirks, 'dialect'>> & {
+    /** Decay half-life and auto-cordon rule of node track records; defaults DEFAULT_NODE_STATS_POLICY. */
+    nodeStats?: Partial<NodeStatsPolicy>;
+  };
 
 export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
   const pg = q.dialect === 'postgres';
@@ -26,6 +38,9 @@ export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
     forUpdate: pg,
     skipLocked: pg,
     maxParams: pg ? 60_000 : 30_000,
+    relaxedCommit: pg
+      ? { before: null, inside: 'set local synchronous_commit = off', after: null }
+      : { before: 'pragma synchronous = NORMAL', after: 'pragma synchronous = FULL', inside: null },
     ...q,
   };
 }
@@ -33,25 +48,39 @@ export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
 export interface StoreContext {
   db: Kysely<Database>;
   q: StoreQuirks;
+  policy: NodeStatsPolicy;
+}
+
+export function resolvePolicy(q: StoreQuirksInput): NodeStatsPolicy {
+  return { ...DEFAULT_NODE_STATS_POLICY, ...q.nodeStats };
 }
 
 /**
  * Run `fn` in one write transaction on one connection. Keep `fn` short: it may await only the database.
  * A failed commit is rolled back too (SQLite leaves the transaction open when COMMIT is busy).
+ * `durable: false` commits without waiting for the disk (see StoreQuirks.relaxedCommit).
  */
-export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
+  const relaxed = opts.durable === false ? ctx.q.relaxedCommit : undefined;
   return ctx.db.connection().execute(async (conn) => {
-    await sql.raw(ctx.q.beginWrite).execute(conn);
+    const run = (statement: string | null | undefined) => (statement ? sql.raw(statement).execute(conn) : undefined);
+    await run(relaxed?.before);
     try {
-      const result = await fn(conn);
-      await sql.raw('commit').execute(conn);
-      return result;
-    } catch (err) {
-      await sql
-        .raw('rollback')
-        .execute(conn)
-        .catch(() => undefined);
-      throw err;
+      await sql.raw(ctx.q.beginWrite).execute(conn);
+      try {
+        await run(relaxed?.inside);
+        const result = await fn(conn);
+        await sql.raw('commit').execute(conn);
+        return result;
+      } catch (err) {
+        await sql
+          .raw('rollback')
+          .execute(conn)
+          .catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      await run(relaxed?.after);
     }
   });
 }

@@ -1,8 +1,8 @@
 /** Job verbs: submit (idempotent), read, list, cancel, count. */
-import { GpuxError, type JobRecord, type NewJob, type Page } from '@gpux/core';
+import { GpuxError, type JobRecord, jobPriority, type NewJob, type Page, PRIORITY_RANK } from '@gpux/core';
 import { JOB_STATES, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
-import { inTx, type StoreContext } from './context.js';
+import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
 import { type JobRow, jobFromRow } from './rows.js';
@@ -45,6 +45,7 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       error: null,
       cancel_requested: 0,
       avoid_node_ids: '[]',
+      priority: PRIORITY_RANK[jobPriority(job.spec)],
       created_at: job.now,
       updated_at: job.now,
       started_at: null,
@@ -72,6 +73,15 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
 export async function getJob(ctx: StoreContext, id: string): Promise<JobRecord | undefined> {
   const row = await selectJobRow(ctx.db, ctx, id, false);
   return row && jobFromRow(row);
+}
+
+export async function getJobs(ctx: StoreContext, ids: readonly string[]): Promise<JobRecord[]> {
+  const out: JobRecord[] = [];
+  for (const part of chunks([...new Set(ids)], 1, ctx.q)) {
+    const rows = await ctx.db.selectFrom('jobs').selectAll().where('id', 'in', part).execute();
+    out.push(...rows.map(jobFromRow));
+  }
+  return out;
 }
 
 /** Newest first, keyset-paginated on (created_at, id). An empty `states` list means no state filter. */

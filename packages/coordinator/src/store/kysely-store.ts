@@ -5,17 +5,19 @@
 import type { Store } from '@gpux/core';
 import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
-import { resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
+import { resolvePolicy, resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
+import * as fair from './fair-claim.js';
 import { listEvents } from './events.js';
 import * as jobs from './jobs.js';
 import * as misc from './logs-tokens.js';
 import { runMigrations } from './migrate.js';
+import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
 import * as queue from './queue.js';
 import type { Database } from './schema.js';
 
 export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput): Store {
-  const ctx: StoreContext = { db, q: resolveQuirks(quirks) };
+  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(quirks) };
   let closed: Promise<void> | undefined;
   return {
     dialect: ctx.q.dialect,
@@ -34,9 +36,12 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
 
     submitJob: (job) => jobs.submitJob(ctx, job),
     getJob: (id) => jobs.getJob(ctx, id),
+    getJobs: (ids) => jobs.getJobs(ctx, ids),
     listJobs: (q) => jobs.listJobs(ctx, q),
     requestCancel: (jobId, now) => jobs.requestCancel(ctx, jobId, now),
     claimQueued: (now, limit) => queue.claimQueued(ctx, now, limit),
+    claimQueuedFair: (now, limit, fromBuyer) => fair.claimQueuedFair(ctx, now, limit, fromBuyer),
+    queueStanding: (jobId, now) => fair.queueStanding(ctx, jobId, now),
     assign: (placements, now) => queue.assign(ctx, placements, now),
 
     getAttempt: (id) => attempts.getAttempt(ctx, id),
@@ -57,6 +62,7 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     markStaleNodesOffline: (cutoff, now) => nodes.markStaleNodesOffline(ctx, cutoff, now),
     expireLeases: (now, decide, limit) => attempts.expireLeases(ctx, now, decide, limit),
     extendActiveLeases: (minExpiresAt) => attempts.extendActiveLeases(ctx, minExpiresAt),
+    listNodeStats: (since) => listNodeStats(ctx, since),
 
     listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
     countJobsByState: () => jobs.countJobsByState(ctx),

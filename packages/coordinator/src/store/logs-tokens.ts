@@ -18,7 +18,7 @@ export async function appendLogs(ctx: StoreContext, jobId: string, attemptId: st
       added += Number(res.numInsertedOrUpdatedRows ?? 0);
     }
     return added;
-  });
+  }, { durable: false }); // log lines may be lost in a power cut, never job state
 }
 
 export async function readLogs(ctx: StoreContext, jobId: string, after: number, limit: number): Promise<StoredLogEntry[]> {

@@ -4,6 +4,7 @@ import type { NodeAdminState, NodeAdvertisement, NodeStatus } from '@gpux/protoc
 import { inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
+import { recordOutages } from './node-stats.js';
 import { nodeFromRow } from './rows.js';
 
 export function registerNode(ctx: StoreContext, node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number }): Promise<NodeRecord> {
@@ -89,7 +90,7 @@ export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseE
       .orderBy('attempts.id')
       .execute();
     return { cancelAttemptIds: cancel.map((r) => r.id) };
-  });
+  }, { durable: false }); // lease renewals: a restart extends leases anyway
 }
 
 const ADMIN_EVENT: Record<NodeAdminState, string> = { active: 'node.uncordoned', cordoned: 'node.cordoned', draining: 'node.draining' };
@@ -104,7 +105,8 @@ export function setNodeAdminState(ctx: StoreContext, nodeId: string, state: Node
       .executeTakeFirst();
     if (!row) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
     if (row.admin_state === state) return nodeFromRow(row); // unchanged: no event
-    const updated = await trx.updateTable('nodes').set({ admin_state: state }).where('id', '=', nodeId).returningAll().executeTakeFirstOrThrow();
+    // An operator's decision replaces the coordinator's reason for an auto-cordon.
+    const updated = await trx.updateTable('nodes').set({ admin_state: state, admin_reason: null }).where('id', '=', nodeId).returningAll().executeTakeFirstOrThrow();
     await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: ADMIN_EVENT[state], data: { from: row.admin_state, to: state } }]);
     return nodeFromRow(updated);
   });
@@ -124,6 +126,12 @@ export function markStaleNodesOffline(ctx: StoreContext, cutoff: number, now: nu
       trx,
       ctx,
       rows.map((r) => ({ at: now, subject: 'node' as const, subjectId: r.id, type: 'node.offline', data: { lastHeartbeatAt: Number(r.last_heartbeat_at) } })),
+    );
+    await recordOutages(
+      trx,
+      ctx,
+      rows.map((r) => r.id),
+      now,
     );
     return rows.map((r) => r.id);
   });

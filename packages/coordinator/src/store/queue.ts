@@ -20,6 +20,13 @@ export async function claimQueued(ctx: StoreContext, now: number, limit: number)
   return rows.map(jobFromRow);
 }
 
+/** The members of a gang placement that belong together (same leader), if they are complete. */
+function gangMembers(placements: readonly Placement[], rep: Placement): Placement[] | undefined {
+  const leader = rep.gang?.leaderAttemptId;
+  const members = placements.filter((p) => p.jobId === rep.jobId && p.gang?.leaderAttemptId === leader);
+  return members.length === rep.gang?.worldSize ? members : undefined;
+}
+
 /**
  * Each job moves queued -> assigned with one conditional UPDATE (… WHERE state = 'queued'); only the jobs it
  * changed get an attempt, so two coordinators racing on the same jobs never write two attempts for one job.
@@ -29,6 +36,14 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
   if (placements.length === 0) return Promise.resolve([]);
   const byJob = new Map<string, Placement>();
   for (const p of placements) if (!byJob.has(p.jobId)) byJob.set(p.jobId, p); // a job placed twice: first wins
+  // A gang is written whole or not at all: an incomplete one is skipped.
+  const members = new Map<string, Placement[]>();
+  for (const rep of byJob.values()) {
+    if (!rep.gang) continue;
+    const m = gangMembers(placements, rep);
+    if (m) members.set(rep.jobId, m);
+    else byJob.delete(rep.jobId);
+  }
   const sorted = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
   return inTx(ctx, async (trx) => {
     const won = new Set<string>();
@@ -48,7 +63,7 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
         if (ids.length === 0) continue;
       }
       const attemptOf = sql<string>`case ${sql.ref('id')} ${sql.join(
-        batch.map((p) => sql`when ${p.jobId} then ${p.attemptId}`),
+        batch.map((p) => sql`when ${p.jobId} then ${p.gang?.leaderAttemptId ?? p.attemptId}`),
         sql` `,
       )} end`;
       const updated = await trx
@@ -64,7 +79,8 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
     const rows: AttemptRow[] = [];
     const events: NewEvent[] = [];
     for (const p of placements) {
-      if (!won.has(p.jobId) || byJob.get(p.jobId) !== p) continue;
+      if (!won.has(p.jobId)) continue;
+      if (p.gang ? !members.get(p.jobId)?.includes(p) : byJob.get(p.jobId) !== p) continue;
       rows.push({
         id: p.attemptId,
         job_id: p.jobId,
@@ -79,16 +95,14 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
         created_at: now,
         started_at: null,
         finished_at: null,
+        gang_leader: p.gang?.leaderAttemptId ?? null,
+        gang: p.gang ? JSON.stringify({ rank: p.gang.rank, worldSize: p.gang.worldSize, peers: p.gang.peers }) : null,
       });
-      events.push({
-        at: now,
-        subject: 'job',
-        subjectId: p.jobId,
-        type: 'job.assigned',
-        data: { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt },
-      });
+      const data: Record<string, unknown> = { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt };
+      if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });
+      events.push({ at: now, subject: 'job', subjectId: p.jobId, type: 'job.assigned', data });
     }
-    for (const batch of chunks(rows, 13, ctx.q)) await trx.insertInto('attempts').values(batch).execute();
+    for (const batch of chunks(rows, 15, ctx.q)) await trx.insertInto('attempts').values(batch).execute();
     await insertEvents(trx, ctx, events);
     return rows.map(attemptFromRow);
   });

@@ -37,7 +37,7 @@ export function jobFromRow(r: JobRow): JobRecord {
 }
 
 export function attemptFromRow(r: AttemptRow): AttemptRecord {
-  return {
+  const a: AttemptRecord = {
     id: r.id,
     jobId: r.job_id,
     nodeId: r.node_id,
@@ -52,10 +52,13 @@ export function attemptFromRow(r: AttemptRow): AttemptRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
   };
+  // Only gang members carry it, so ordinary attempts read back exactly as before migration 0002.
+  if (r.gang_leader !== null && r.gang !== null) a.gang = { leaderAttemptId: r.gang_leader, ...JSON.parse(r.gang) };
+  return a;
 }
 
 export function nodeFromRow(r: NodeRow): NodeRecord {
-  return {
+  const n: NodeRecord = {
     id: r.id,
     publicKey: r.public_key,
     advertisement: JSON.parse(r.advertisement),
@@ -65,6 +68,8 @@ export function nodeFromRow(r: NodeRow): NodeRecord {
     registeredAt: Number(r.registered_at),
     lastHeartbeatAt: Number(r.last_heartbeat_at),
   };
+  if (r.admin_reason !== null && r.admin_reason !== undefined) n.adminReason = r.admin_reason;
+  return n;
 }
 
 export function eventFromRow(r: Selectable<EventsTable>): EventRecord {

@@ -24,6 +24,7 @@ export interface JobsTable {
   error: string | null;
   cancel_requested: number; // 0/1
   avoid_node_ids: string; // JSON array of node ids
+  priority: number; // 0 high, 1 normal, 2 low (migration 0002)
   created_at: number;
   updated_at: number;
   started_at: number | null;
@@ -45,6 +46,8 @@ export interface AttemptsTable {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  gang_leader: string | null; // leader attempt id of a gang member (0002)
+  gang: string | null; // JSON { rank, worldSize, peers } (0002)
 }
 
 export interface NodesTable {
@@ -53,6 +56,7 @@ export interface NodesTable {
   advertisement: string; // JSON
   status: string;
   admin_state: string;
+  admin_reason: string | null; // 0002
   simulated: number; // 0/1
   registered_at: number;
   last_heartbeat_at: number;
@@ -85,6 +89,27 @@ export interface EventsTable {
   data: string; // JSON object
 }
 
+/** A node's decayed track record (core scheduler/node-stats.ts). 0002. */
+export interface NodeStatsTable {
+  node_id: string;
+  successes: number;
+  failures: number;
+  outages: number;
+  decayed_at: number;
+  runtime_ratio: number | null;
+  runtime_weight: number;
+  recent_failures: string; // JSON array of epoch ms
+  updated_at: number;
+}
+
+/** Mean runtime of a job shape on a GPU class: key = shape@class. 0002. */
+export interface RuntimeExpectationsTable {
+  key: string;
+  mean_ms: number;
+  samples: number;
+  updated_at: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -98,5 +123,7 @@ export interface Database {
   outputs: OutputsTable;
   logs: LogsTable;
   events: EventsTable;
+  node_stats: NodeStatsTable;
+  runtime_expectations: RuntimeExpectationsTable;
   gpux_migrations: MigrationsTable;
 }

@@ -45,7 +45,9 @@ export async function openSqliteStore(path: string, opts: SqliteStoreOptions = {
     throw err;
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  const store = createKyselyStore(db, { dialect: 'sqlite' });
+  // With synchronous=NORMAL as the base there is nothing to relax (and nothing to restore).
+  const relaxedCommit = opts.synchronous === 'NORMAL' ? { before: null, inside: null, after: null } : undefined;
+  const store = createKyselyStore(db, { dialect: 'sqlite', ...(relaxedCommit && { relaxedCommit }) });
   try {
     await store.migrate();
   } catch (err) {

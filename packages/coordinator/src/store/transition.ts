@@ -2,6 +2,10 @@
  * Applying a JobTransition (chosen by the core's `decide`) to a job row inside the caller's transaction.
  * currentAttemptId: kept on terminal states (it names the attempt whose result the job carries), cleared
  * when the job is requeued. finishedAt is set on terminal states. avoidNode appends the attempt's node.
+ *
+ * Gang members (attempts with gang_leader): the job's currentAttemptId is the leader's. A member that
+ * succeeds moves the job only if it is the last active member; any other end moves the job at once and
+ * ends the still-active members as cancelled (their agents hear it on the next heartbeat).
  */
 import type { AttemptEnd, JobRecord, TransitionDecider } from '@gpux/core';
 import { type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
@@ -18,7 +22,7 @@ const isTerminal = (s: JobState) => TERMINAL_JOB_STATES.includes(s);
 export async function moveJobAfterAttempt(
   trx: Kysely<Database>,
   ctx: StoreContext,
-  attempt: { id: string; jobId: string; nodeId: string },
+  attempt: { id: string; jobId: string; nodeId: string; gangLeader?: string | null },
   end: AttemptEnd,
   decide: TransitionDecider,
   now: number,
@@ -26,8 +30,35 @@ export async function moveJobAfterAttempt(
   const row = await selectJobRow(trx, ctx, attempt.jobId, true);
   if (!row) throw new Error(`invariant: attempt ${attempt.id} has no job ${attempt.jobId}`);
   const job = jobFromRow(row);
+  const current = attempt.gangLeader ?? attempt.id;
   // The job already moved on (another attempt is current, or it ended): record the attempt only.
-  if (isTerminal(job.state) || job.currentAttemptId !== attempt.id) return { job, events: [] };
+  if (isTerminal(job.state) || job.currentAttemptId !== current) return { job, events: [] };
+  const gangEvents: NewEvent[] = [];
+  if (attempt.gangLeader) {
+    const active = trx
+      .selectFrom('attempts')
+      .select('id')
+      .where('job_id', '=', job.id)
+      .where('gang_leader', '=', attempt.gangLeader)
+      .where('state', 'in', ['assigned', 'running'])
+      .where('id', '!=', attempt.id);
+    if (end.outcome === 'succeeded') {
+      if ((await active.execute()).length > 0) return { job, events: [] };
+    } else {
+      const error = `gang member ${attempt.id} ended (${end.outcome}); the gang stops`;
+      const stopped = await trx
+        .updateTable('attempts')
+        .set({ state: 'cancelled', error, lease_expires_at: null, finished_at: now })
+        .where('job_id', '=', job.id)
+        .where('gang_leader', '=', attempt.gangLeader)
+        .where('state', 'in', ['assigned', 'running'])
+        .returning(['id', 'node_id'])
+        .execute();
+      if (stopped.length > 0) {
+        gangEvents.push({ at: now, subject: 'job', subjectId: job.id, type: 'gang.stopped', data: { cause: attempt.id, attemptIds: stopped.map((r) => r.id).sort() } });
+      }
+    }
+  }
   const t = decide(job, end, now);
   if (t.state !== 'queued' && !isTerminal(t.state)) {
     throw new Error(`invariant: decide() returned ${t.state}; after an attempt a job is queued or finished`);
@@ -42,7 +73,7 @@ export async function moveJobAfterAttempt(
       error: t.error,
       exit_code: t.exitCode,
       avoid_node_ids: JSON.stringify(avoid),
-      current_attempt_id: terminal ? attempt.id : null,
+      current_attempt_id: terminal ? current : null,
       updated_at: now,
       finished_at: terminal ? now : null,
     })
@@ -53,5 +84,5 @@ export async function moveJobAfterAttempt(
   const data: Record<string, unknown> = { attemptId: attempt.id, nodeId: attempt.nodeId, error: t.error, exitCode: t.exitCode };
   if (t.state === 'queued') data.runAfter = t.runAfter;
   if (t.avoidNode) data.avoidNode = attempt.nodeId;
-  return { job: jobFromRow(updated), events: [{ at: now, subject: 'job', subjectId: job.id, type, data }] };
+  return { job: jobFromRow(updated), events: [...gangEvents, { at: now, subject: 'job', subjectId: job.id, type, data }] };
 }

@@ -19,6 +19,15 @@ export function jobTests(open: OpenStore): void {
       assert.equal(await store.countTokens(), 2);
     }));
 
+  test('getJobs reads many jobs in one call and ignores unknown ids', () =>
+    withStore(open, async (store) => {
+      for (const id of ['job-1', 'job-2', 'job-3']) await submit(store, id, T0);
+      const got = await store.getJobs(['job-3', 'job-1', 'nope', 'job-1']);
+      assert.deepEqual(got.map((j) => j.id).sort(), ['job-1', 'job-3']);
+      assert.deepEqual(got.find((j) => j.id === 'job-1'), await store.getJob('job-1'));
+      assert.deepEqual(await store.getJobs([]), []);
+    }));
+
   test('submitJob inserts a queued job with its job.submitted event', () =>
     withStore(open, async (store) => {
       const { job, created } = await store.submitJob({

@@ -1,29 +1,13 @@
 /**
- * The Scheduler port and the first-fit placer used until the real scheduler lands: the first
- * schedulable node whose free GPUs, CPU and memory fit, preferring nodes the job has not failed on.
+ * The first-fit placer the project started with, kept as the FIFO first-fit baseline of the replay
+ * benchmark: jobs in the order given, each on the first schedulable node (in registration order) whose free
+ * GPUs, CPU and memory fit, preferring nodes the job has not failed on. Scans nodes; not for production.
  */
 import type { GpuDevice } from '@gpux/protocol';
+import type { JobRecord, Placement } from '../records.js';
 import type { CapacityIndex, NodeCapacity } from './capacity-index.js';
-import type { JobRecord, Placement } from './records.js';
-
-export interface PlacementContext {
-  now: number;
-  leaseTtlMs: number;
-  newAttemptId: () => string;
-}
-
-export interface Scheduler {
-  /** Place as many of `jobs` as fit; reserves capacity in `index` for each placement it returns. */
-  place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[];
-}
-
-/** What a job takes from a node besides GPUs. */
-export function jobCpu(job: JobRecord): number {
-  return job.spec.resources.cpuCores ?? 1;
-}
-export function jobMemoryMb(job: JobRecord): number {
-  return Math.ceil((job.spec.resources.memoryGb ?? 0) * 1024);
-}
+import { jobCpu, jobMemoryMb } from './requirements.js';
+import type { PlacementContext, Scheduler } from './types.js';
 
 function gpuMatches(gpu: GpuDevice, job: JobRecord): boolean {
   const want = job.spec.resources.gpu;
@@ -72,7 +56,7 @@ export class FirstFitScheduler implements Scheduler {
       const pick = chosen ?? fallback;
       if (!pick) continue;
       const attemptId = ctx.newAttemptId();
-      index.reserve({ attemptId, nodeId: pick.node.nodeId, gpuIndices: pick.gpus, cpu: jobCpu(job), memoryMb: jobMemoryMb(job) });
+      index.reserve({ attemptId, nodeId: pick.node.nodeId, gpuIndices: pick.gpus, cpu: jobCpu(job), memoryMb: jobMemoryMb(job), buyerId: job.buyerId, jobId: job.id });
       out.push({ jobId: job.id, attemptId, nodeId: pick.node.nodeId, gpuIndices: pick.gpus, leaseExpiresAt: ctx.now + ctx.leaseTtlMs });
     }
     return out;

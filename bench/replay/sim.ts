@@ -1,0 +1,228 @@
+/**
+ * The replay: a discrete-event simulation of the coordinator's scheduling in simulated time. Pods arrive
+ * (time-compressed), a scheduling pass runs shortly after anything changes (the coordinator's kick),
+ * placed jobs run for their trace duration, and chosen nodes fail for good at random times: their attempts
+ * are lost and the jobs requeue with the coordinator's backoff (core lifecycle), away from the node. The
+ * same run is made with the placement engine (fair claim, scores, node records) and with FIFO first-fit.
+ */
+import {
+  applyOutcome,
+  CapacityIndex,
+  claimWindow,
+  DEFAULT_NODE_STATS_POLICY,
+  decideAfterAttempt,
+  emptyNodeStats,
+  FirstFitScheduler,
+  isDue,
+  type JobRecord,
+  type NodeRecord,
+  type NodeStats,
+  PlacementEngine,
+  type Random,
+  type Scheduler,
+} from '@gpux/core';
+import { EventHeap } from './heap.js';
+
+export interface SimJob {
+  rec: JobRecord;
+  arrival: number;
+  duration: number;
+  gpus: number;
+  firstStart: number | null;
+  end: number | null;
+  attempt: { id: string; nodeId: string } | null;
+}
+
+export interface SimOptions {
+  policy: 'engine' | 'fifo-first-fit';
+  window: number;
+  /** A pass runs this long after the first change since the last pass (the coordinator's kick). */
+  passDelayMs: number;
+  agingMs: number;
+  /** Node id → failure time (sim ms). */
+  failures: ReadonlyMap<string, number>;
+  random: Random;
+}
+
+export interface SimResult {
+  policy: string;
+  jobs: number;
+  completed: number;
+  lost: number;
+  lostAttempts: number;
+  queueDelayMs: Float64Array;
+  jctMs: Float64Array;
+  /** Queue delay (ms) of the completed jobs, by priority class and for jobs of 4 GPUs or more. */
+  delayByClass: Record<string, Float64Array>;
+  /** Time-weighted allocated GPUs / GPUs on live nodes, from the first to the last arrival. */
+  gpuAllocation: number;
+  /** The same, over the time some job was waiting for a node: how well the waiting work was packed. */
+  gpuAllocationWhileWaiting: number;
+  /** Simulated ms during which some job was waiting. */
+  waitingMs: number;
+  passes: number;
+  placements: number;
+  schedulerMs: number;
+  simEndMs: number;
+  autoCordoned: number;
+}
+
+type Ev = { t: number; seq?: number } & ({ kind: 'arrive'; job: SimJob } | { kind: 'finish'; job: SimJob; attemptId: string } | { kind: 'fail'; nodeId: string } | { kind: 'pass' });
+
+export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], o: SimOptions): SimResult {
+  const index = new CapacityIndex();
+  for (const n of nodes) index.upsertNode(n);
+  const scheduler: Scheduler = o.policy === 'engine' ? new PlacementEngine({ agingMs: o.agingMs, random: o.random }) : new FirstFitScheduler();
+  const stats = new Map<string, NodeStats>();
+  const policy = DEFAULT_NODE_STATS_POLICY;
+  const heap = new EventHeap<Ev>();
+  for (const j of jobs) heap.push({ t: j.arrival, kind: 'arrive', job: j });
+  for (const [nodeId, t] of o.failures) heap.push({ t, kind: 'fail', nodeId });
+  const byAttempt = new Map<string, SimJob>();
+  const onNode = new Map<string, Set<SimJob>>();
+  let queued: SimJob[] = [];
+  let passPending = false;
+  let ids = 0;
+  let aliveGpus = nodes.reduce((s, n) => s + n.advertisement.gpus.length, 0);
+  let busyGpus = 0;
+  const lastArrival = Math.max(...jobs.map((j) => j.arrival));
+  const firstArrival = Math.min(...jobs.map((j) => j.arrival));
+  let lastT = firstArrival;
+  let busyArea = 0;
+  let aliveArea = 0;
+  let waitBusy = 0;
+  let waitAlive = 0;
+  /** Jobs queued and not placed by the last pass (or arrived since). */
+  let waiting = 0;
+  const r: SimResult = { policy: o.policy, jobs: jobs.length, completed: 0, lost: 0, lostAttempts: 0, queueDelayMs: new Float64Array(0), jctMs: new Float64Array(0), delayByClass: {}, gpuAllocation: 0, gpuAllocationWhileWaiting: 0, waitingMs: 0, passes: 0, placements: 0, schedulerMs: 0, simEndMs: 0, autoCordoned: 0 };
+  const kick = (t: number) => {
+    if (passPending) return;
+    passPending = true;
+    heap.push({ t: t + o.passDelayMs, kind: 'pass' });
+  };
+  const record = (nodeId: string, kind: 'success' | 'failure', t: number) => {
+    const res = applyOutcome(stats.get(nodeId) ?? emptyNodeStats(t), { kind }, t, policy);
+    stats.set(nodeId, res.stats);
+    index.setStats(nodeId, res.stats);
+    if (res.cordonReason && index.get(nodeId)?.adminState === 'active') {
+      index.setAdminState(nodeId, 'cordoned', res.cordonReason);
+      r.autoCordoned++;
+    }
+  };
+  let fifoSorted = true;
+  const pass = (t: number) => {
+    passPending = false;
+    queued = queued.filter((j) => j.rec.state === 'queued');
+    let window: JobRecord[];
+    if (o.policy === 'engine') window = claimWindow(queued.map((j) => j.rec), t, o.window);
+    else {
+      if (!fifoSorted) {
+        queued.sort((a, b) => a.rec.createdAt - b.rec.createdAt);
+        fifoSorted = true;
+      }
+      window = [];
+      for (const j of queued) {
+        if (window.length >= o.window) break;
+        if (isDue(j.rec, t)) window.push(j.rec);
+      }
+    }
+    if (window.length === 0) return;
+    r.passes++;
+    const s = performance.now();
+    const placed = scheduler.place(window, index, { now: t, leaseTtlMs: 0, newAttemptId: () => `a${++ids}`, random: o.random });
+    r.schedulerMs += performance.now() - s;
+    const byJob = new Map(queued.map((j) => [j.rec.id, j]));
+    for (const p of placed) {
+      const job = byJob.get(p.jobId) as SimJob;
+      job.rec.state = 'running';
+      job.rec.attemptCount++;
+      job.attempt = { id: p.attemptId, nodeId: p.nodeId };
+      job.firstStart ??= t;
+      byAttempt.set(p.attemptId, job);
+      const set = onNode.get(p.nodeId) ?? new Set<SimJob>();
+      onNode.set(p.nodeId, set);
+      set.add(job);
+      busyGpus += p.gpuIndices.length;
+      heap.push({ t: t + job.duration, kind: 'finish', job, attemptId: p.attemptId });
+      r.placements++;
+    }
+    // As the coordinator does: a pass that placed something runs another at once.
+    if (placed.length > 0) {
+      passPending = true;
+      heap.push({ t, kind: 'pass' });
+    }
+  };
+  for (let e = heap.pop(); e; e = heap.pop()) {
+    const t = e.t;
+    if (t > lastT && lastT < lastArrival) {
+      const until = Math.min(t, lastArrival);
+      busyArea += busyGpus * (until - lastT);
+      aliveArea += aliveGpus * (until - lastT);
+    }
+    // A job that arrived waits at least until the next pass; only time past the pass delay counts as waiting.
+    if (t > lastT && waiting > 0) {
+      waitBusy += busyGpus * (t - lastT);
+      waitAlive += aliveGpus * (t - lastT);
+      r.waitingMs += t - lastT;
+    }
+    lastT = t;
+    if (e.kind === 'arrive') {
+      queued.push(e.job);
+      kick(t);
+    } else if (e.kind === 'pass') {
+      pass(t);
+      waiting = queued.reduce((n, j) => n + (isDue(j.rec, t) ? 1 : 0), 0);
+    }
+    else if (e.kind === 'finish') {
+      const job = e.job;
+      if (job.attempt?.id !== e.attemptId) continue; // lost before it finished
+      const res = index.release(e.attemptId);
+      busyGpus -= res?.gpuIndices.length ?? 0;
+      onNode.get(job.attempt.nodeId)?.delete(job);
+      record(job.attempt.nodeId, 'success', t);
+      job.attempt = null;
+      job.rec.state = 'succeeded';
+      job.end = t;
+      r.completed++;
+      kick(t);
+    } else {
+      const node = index.get(e.nodeId);
+      if (!node) continue;
+      index.setSchedulable(e.nodeId, false);
+      aliveGpus -= node.gpus.length;
+      for (const job of onNode.get(e.nodeId) ?? []) {
+        const attemptId = job.attempt?.id as string;
+        const res = index.release(attemptId);
+        busyGpus -= res?.gpuIndices.length ?? 0;
+        record(e.nodeId, 'failure', t);
+        r.lostAttempts++;
+        job.attempt = null;
+        const next = decideAfterAttempt(job.rec, { outcome: 'lost', exitCode: null, error: null }, t);
+        job.rec.state = next.state;
+        job.rec.runAfter = next.runAfter;
+        if (next.avoidNode) job.rec.avoidNodeIds = [...job.rec.avoidNodeIds, e.nodeId];
+        if (next.state === 'queued') {
+          queued.push(job);
+          fifoSorted = false;
+          heap.push({ t: next.runAfter ?? t, kind: 'pass' });
+        } else r.lost++;
+      }
+      onNode.delete(e.nodeId);
+      kick(t);
+    }
+    r.simEndMs = t;
+  }
+  const done = jobs.filter((j) => j.end !== null);
+  r.lost += jobs.filter((j) => j.end === null && j.rec.state !== 'failed').length;
+  r.queueDelayMs = Float64Array.from(done, (j) => (j.firstStart as number) - j.arrival);
+  r.jctMs = Float64Array.from(done, (j) => (j.end as number) - j.arrival);
+  const groups: Record<string, SimJob[]> = { high: [], normal: [], low: [], '4+ GPUs': [] };
+  for (const j of done) {
+    groups[j.rec.spec.priority ?? 'normal']?.push(j);
+    if (j.gpus >= 4) groups['4+ GPUs']?.push(j);
+  }
+  for (const [k, list] of Object.entries(groups)) r.delayByClass[k] = Float64Array.from(list, (j) => (j.firstStart as number) - j.arrival);
+  r.gpuAllocation = aliveArea > 0 ? busyArea / aliveArea : 0;
+  r.gpuAllocationWhileWaiting = waitAlive > 0 ? waitBusy / waitAlive : 0;
+  return r;
+}

@@ -1,0 +1,242 @@
+/** One attempt in one container: image, work dir, create, attach, start, timeout, wait, inspect (OOM), outputs, removal. */
+import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Execution, ExecutionOutcome, ExecutionRequest, LogSink, StopReason } from '@gpux/core';
+import type { GpuDevice } from '@gpux/protocol';
+import type Docker from 'dockerode';
+import { failedOutcome } from '../process-executor.js';
+import { collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
+import { buildContainerConfig } from './container-config.js';
+import { StreamDemuxer } from './demux.js';
+import type { ResolvedDockerOptions } from './docker-executor.js';
+import { containerGpuEnv } from './gpu-devices.js';
+import { checkImage } from './image-policy.js';
+import { engineMessage, ensureImage, ImagePullError } from './image-pull.js';
+
+/** How long the log stream may lag behind the container's exit. */
+const LOG_DRAIN_MS = 5000;
+
+export interface RunHooks {
+  onContainer(id: string): void;
+  onEnd(id: string): void;
+}
+
+export class DockerRun implements Execution {
+  readonly done: Promise<ExecutionOutcome>;
+  private stopReason: StopReason | null = null;
+  private timedOut = false;
+  private exited = false;
+  private container: Docker.Container | null = null;
+  private killing: Promise<void> | null = null;
+  private readonly pullAbort = new AbortController();
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly req: ExecutionRequest,
+    private readonly assigned: GpuDevice[],
+    private readonly log: LogSink,
+    private readonly o: ResolvedDockerOptions,
+    private readonly hooks: RunHooks,
+  ) {
+    this.startedAt = o.clock.now();
+    this.done = this.run();
+  }
+
+  async stop(reason: StopReason): Promise<void> {
+    if (!this.exited && !this.stopReason && !this.timedOut) {
+      this.stopReason = reason;
+      this.pullAbort.abort();
+      void this.kill();
+    }
+    await this.done;
+  }
+
+  private say(line: string): void {
+    this.log('system', `${line}\n`);
+  }
+
+  private duration(): number {
+    return this.o.clock.now() - this.startedAt;
+  }
+
+  private async run(): Promise<ExecutionOutcome> {
+    let dir: WorkDir | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const refusal = this.refusal();
+      if (refusal) return failedOutcome(refusal, this.duration());
+      let pullTimedOut = false;
+      const pullTimer = setTimeout(() => {
+        pullTimedOut = true;
+        this.pullAbort.abort();
+      }, this.o.pullTimeoutMs);
+      const image = await ensureImage(this.o.docker, this.req.spec.image, (l) => this.say(l), this.o.clock, {
+        signal: this.pullAbort.signal,
+        progressIntervalMs: this.o.pullProgressIntervalMs,
+      })
+        .catch((e: unknown) => {
+          if (pullTimedOut && !this.stopReason) throw new ImagePullError(`pulling ${this.req.spec.image} took longer than ${this.o.pullTimeoutMs / 1000} s`);
+          throw e;
+        })
+        .finally(() => clearTimeout(pullTimer));
+      if (this.stopReason) return this.cancelled();
+
+      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs);
+      const scratch = join(dir.root, 'scratch');
+      await mkdir(scratch, { mode: 0o700 });
+      await openTo(dir, scratch);
+      const config = buildContainerConfig({
+        req: this.req,
+        imageId: image.id,
+        nodeId: this.o.nodeId,
+        nameSuffix: Math.floor(Math.random() * 0xffffff).toString(16),
+        dirs: { inputs: dir.inputs, outputs: dir.outputs, scratch },
+        gpu: this.o.gpuHostConfig(this.assigned),
+        gpuEnv: containerGpuEnv(this.assigned),
+        user: this.o.user,
+        network: this.req.spec.network === true,
+        pidsLimit: this.o.pidsLimit,
+        hostCpus: this.o.hostCpus,
+        tmpSizeMb: this.o.tmpSizeMb,
+        shmSizeMb: this.o.shmSizeMb,
+        logFileBytes: this.o.maxLogBytes,
+      });
+      const container = await this.o.docker.createContainer(config);
+      this.container = container;
+      this.hooks.onContainer(container.id);
+      this.say(`container: ${config.name} (${describeLimits(config)})`);
+      if (this.stopReason) return this.cancelled();
+
+      const logs = await this.attach(container);
+      try {
+        await container.start();
+      } catch (e) {
+        return failedOutcome(`cannot run "${this.req.spec.command[0]}": ${startFailure(e)}`, this.duration());
+      }
+      if (this.stopReason) void this.kill();
+      timer = setTimeout(() => {
+        if (this.exited || this.stopReason) return;
+        this.timedOut = true;
+        void this.kill();
+      }, this.req.spec.timeoutSeconds * 1000);
+      const waited = (await container.wait()) as { StatusCode?: number };
+      this.exited = true;
+      clearTimeout(timer);
+      await Promise.race([logs.done, new Promise((r) => setTimeout(r, LOG_DRAIN_MS).unref())]);
+      const info = await container.inspect();
+      return await this.outcomeOfExit(info.State.ExitCode ?? waited.StatusCode ?? null, info.State.OOMKilled === true, dir, config);
+    } catch (e) {
+      if (this.stopReason) return this.cancelled();
+      if (e instanceof ImagePullError) return failedOutcome(e.message, this.duration());
+      return failedOutcome(`executor failed: ${engineMessage(e)}`, this.duration());
+    } finally {
+      clearTimeout(timer);
+      this.exited = true;
+      await this.cleanup(dir);
+    }
+  }
+
+  /** Refused before anything is pulled or created: an image the node does not allow, or a network it does not give. */
+  private refusal(): string | null {
+    const verdict = checkImage(this.req.spec.image, this.o.imagePolicy);
+    if (!verdict.allowed) return `image not allowed: ${verdict.reason}`;
+    if (this.req.spec.network === true && !this.o.allowNetwork) {
+      return 'the job asks for network access (network: true), but this node does not allow it (the operator can start it with --allow-network)';
+    }
+    return null;
+  }
+
+  /** Attached before the start, so no output is missed; `done` settles when the stream ends (wrapped: an async function would adopt it). */
+  private async attach(container: Docker.Container): Promise<{ done: Promise<void> }> {
+    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+    const demux = new StreamDemuxer((s, text) => this.log(s, text));
+    const done = new Promise<void>((resolve) => {
+      stream.on('data', (chunk: Buffer) => demux.write(chunk));
+      const end = () => {
+        demux.end();
+        resolve();
+      };
+      stream.on('end', end);
+      stream.on('error', end);
+    });
+    return { done };
+  }
+
+  private async outcomeOfExit(code: number | null, oomKilled: boolean, dir: WorkDir, config: Docker.ContainerCreateOptions): Promise<ExecutionOutcome> {
+    if (this.stopReason) return this.cancelled();
+    const collected = await collectOutputs(dir.outputs, this.o.limits);
+    const base = { outputs: collected.outputs, outputDigest: collected.outputDigest, durationMs: this.duration() };
+    if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s` };
+    if (oomKilled && code === 0) this.say('container: a process of the job went over the memory limit and was killed (OOM); the job still exited 0');
+    if (oomKilled && code !== 0) {
+      const limit = config.HostConfig?.Memory;
+      const error = `out of memory: the job went over its memory limit${limit ? ` of ${mib(limit)}` : ''} and was killed (OOM)`;
+      return { ...base, outcome: 'failed', exitCode: null, error };
+    }
+    if (collected.error) return { ...base, outcome: 'failed', exitCode: code, error: collected.error };
+    if (code === 0) return { ...base, outcome: 'succeeded', exitCode: 0, error: null };
+    return { ...base, outcome: 'failed', exitCode: code, error: `exited with code ${code}` };
+  }
+
+  private cancelled(): ExecutionOutcome {
+    return { ...failedOutcome(`stopped (${this.stopReason})`, this.duration()), outcome: 'cancelled' };
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period (the engine does both). */
+  private kill(): Promise<void> {
+    const container = this.container;
+    if (!container) return Promise.resolve();
+    // Not kept once settled: a stop that raced the start must be sent again once the container runs.
+    this.killing ??= container
+      .stop({ t: Math.ceil(this.o.killGraceMs / 1000) })
+      .then(() => {})
+      .catch(() => {}) // already stopped, or never started: the wait or the removal settles it
+      .finally(() => {
+        this.killing = null;
+      });
+    return this.killing;
+  }
+
+  private async cleanup(dir: WorkDir | null): Promise<void> {
+    if (this.container) {
+      await this.container.remove({ force: true, v: true }).catch(() => {}); // reconcile at the next start catches a failure here
+      this.hooks.onEnd(this.container.id);
+    }
+    if (dir) await removeWorkDir(dir).catch(() => {});
+  }
+}
+
+/** The container user is not the agent's user: it must read the inputs and write outputs and scratch. */
+async function openTo(dir: WorkDir, scratch: string): Promise<void> {
+  await chmod(dir.outputs, 0o777);
+  await chmod(scratch, 0o777);
+  await openTree(dir.inputs);
+}
+
+async function openTree(path: string): Promise<void> {
+  const st = await stat(path);
+  if (st.isDirectory()) {
+    await chmod(path, 0o755);
+    for (const name of await readdir(path)) await openTree(join(path, name));
+  } else await chmod(path, 0o644);
+}
+
+/** runc's reason without the engine's wrapping, e.g. `exec: "foo": executable file not found in $PATH`. */
+function startFailure(e: unknown): string {
+  const msg = engineMessage(e);
+  return /exec: .*?(?=: unknown$|$)/.exec(msg)?.[0] ?? msg;
+}
+
+function describeLimits(c: Docker.ContainerCreateOptions): string {
+  const h = c.HostConfig ?? {};
+  const parts = [`network ${h.NetworkMode}`, `user ${c.User}`, `pids ≤ ${h.PidsLimit}`, 'read-only root, no capabilities'];
+  if (h.Memory) parts.push(`memory ${mib(h.Memory)}`);
+  if (h.NanoCpus) parts.push(`cpus ${h.NanoCpus / 1e9}`);
+  const gpus = [...(h.DeviceRequests?.flatMap((d) => d.DeviceIDs ?? []) ?? []), ...((h.Devices as { PathOnHost: string }[] | undefined)?.map((d) => d.PathOnHost) ?? [])];
+  parts.push(gpus.length ? `devices ${gpus.join(', ')}` : 'no GPUs');
+  return parts.join(', ');
+}
+
+function mib(bytes: number): string {
+  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+}

@@ -1,0 +1,36 @@
+/** `gpux job explain ID`: why a pending job waits — per-filter rejections, queue position, what to change. */
+import type { ExplainJobResponse } from '@gpux/protocol';
+import type { Command } from 'commander';
+import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
+import { formatKeyValues, formatTable, toJson } from '../output.js';
+
+export function formatExplain(e: ExplainJobResponse): string {
+  let out = formatKeyValues([
+    ['job', e.jobId],
+    ['state', e.state],
+    ['summary', e.summary],
+    ['queue position', e.queuePosition === null ? '-' : `${e.queuePosition} ahead of ${e.queuedTotal ?? '?'} queued`],
+    ['retry not before', e.runAfter === null ? '-' : new Date(e.runAfter).toISOString()],
+    ['nodes', `${e.nodesTotal} in all, ${e.nodesFitting} fit now, ${e.nodesBusy} fit but busy`],
+    ['cheapest fitting ask', e.cheapestFittingAsk === null ? '- (no asks yet)' : `${e.cheapestFittingAsk} per GPU-hour`],
+  ]);
+  if (e.filters.length > 0) {
+    out += `\nnodes rejected, by the first filter each failed:\n`;
+    out += formatTable(e.filters, [
+      { header: 'FILTER', value: (f) => f.name },
+      { header: 'NODES', value: (f) => f.rejected, align: 'right' },
+      { header: 'WHY', value: (f) => f.message },
+    ]);
+  }
+  if (e.suggestions.length > 0) out += `\nwhat to change:\n${e.suggestions.map((s) => `  - ${s}\n`).join('')}`;
+  return out;
+}
+
+export function registerExplain(job: Command, io: Io): void {
+  jsonOption(connectionOptions(job.command('explain').description('why a pending job waits, and what to change').argument('<id>', 'job id'))).action(
+    async (id: string, flags: { json?: boolean; coordinator?: string; token?: string }) => {
+      const res = await clientFor(io, flags, 'buyer').explainJob(id);
+      io.out.write(flags.json ? toJson(res) : formatExplain(res));
+    },
+  );
+}

@@ -1,0 +1,16 @@
+/**
+ * Explain a job's wait (GET /v1/jobs/:id/explain): the core's explainJob over the live capacity index, with
+ * the job's queue position from the store. Looks at every node once: an on-demand answer, not a pass.
+ */
+import { explainJob, fairQueuePosition } from '@gpux/core';
+import type { ExplainJobResponse } from '@gpux/protocol';
+import type { Principal } from '../http/bearer-auth.js';
+import type { Runtime } from '../runtime.js';
+import { visibleJob } from './jobs.js';
+
+export async function explainJobWait(rt: Runtime, p: Principal, id: string): Promise<ExplainJobResponse> {
+  const job = await visibleJob(rt, p, id);
+  const now = rt.clock.now();
+  const standing = job.state === 'queued' ? await rt.store.queueStanding(id, now) : undefined;
+  return explainJob(job, rt.index, now, standing ? fairQueuePosition(standing) : null);
+}

@@ -1,0 +1,353 @@
+/**
+ * In-memory capacity index: every node's free GPUs, CPU and memory, indexed so a placement never scans all
+ * nodes. A cache, never the truth: updated incrementally on placement (reserve), completion (release),
+ * heartbeat, registration and node loss (upsertNode / setSchedulable), rebuilt from the store at start.
+ *
+ * Layout. GPUs are grouped into pools: one per (GPU class, region). A pool keeps its schedulable nodes in
+ * buckets by how many GPUs of that class are free on the node, so a job needing k GPUs looks only at buckets
+ * k, k+1, … of the pools whose class it accepts (fewest sufficient first: best fit, which keeps whole nodes
+ * free for multi-GPU jobs). CPU-only jobs use a second structure: schedulable nodes in buckets by whole free
+ * cores. Buckets are arrays with swap-remove, so every move is O(1) and a search can start at a random offset.
+ * A node with GPUs of two classes sits in two pools; a job takes all its GPUs from one class.
+ */
+import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/protocol';
+import type { NodeRecord } from '../records.js';
+import { type GpuClassInfo, classRejection, gpuClassOf } from './gpu-class.js';
+import { emptyNodeStats, type NodeStats } from './node-stats.js';
+import type { JobRequirements, TrustTier } from './requirements.js';
+
+export interface Pool {
+  key: string;
+  cls: GpuClassInfo;
+  region: string | undefined;
+  /** buckets[f]: slots of schedulable nodes with exactly f free GPUs of this class. */
+  buckets: PoolSlot[][];
+  /** The largest node ever seen in the pool: a job bigger than this skips the pool without looking. */
+  maxCpuCores: number;
+  maxMemoryMb: number;
+}
+
+export interface PoolSlot {
+  node: NodeCapacity;
+  pool: Pool;
+  /** Indices of the node's GPUs of this class. */
+  indices: number[];
+  free: number;
+  /** Position in pool.buckets[free]; -1 while the node is not schedulable. */
+  pos: number;
+}
+
+export interface NodeCapacity {
+  nodeId: string;
+  hostname: string;
+  gpus: GpuDevice[];
+  freeGpus: Set<number>;
+  cpuCores: number;
+  freeCpu: number;
+  memoryMb: number;
+  freeMemoryMb: number;
+  region: string | undefined;
+  labels: Record<string, string>;
+  /** Online and active: the only nodes in the buckets. */
+  schedulable: boolean;
+  simulated: boolean;
+  status: NodeStatus;
+  adminState: NodeAdminState;
+  adminReason: string | null;
+  /** Replicas go to distinct operators. Until accounts own nodes, each node is its own operator. */
+  operatorId: string;
+  trustTier: TrustTier;
+  /** Integer minor units per GPU-hour; undefined until the market gives nodes asks. */
+  askPerGpuHour: number | undefined;
+  stats: NodeStats;
+  /** Smoothed heartbeat round trip reported by the agent. */
+  rttMs: number | undefined;
+  activeAttempts: number;
+  slots: PoolSlot[];
+  cpuBucket: number;
+  cpuPos: number;
+  /** Scores that change only with stats, recomputed at most once per SCORE_CACHE_MS. */
+  cache: { at: number; reliability: number; performance: number };
+}
+
+export interface Reservation {
+  attemptId: string;
+  nodeId: string;
+  gpuIndices: number[];
+  cpu: number;
+  memoryMb: number;
+  buyerId?: string;
+  jobId?: string;
+  /** Members of a gang job share their job id here; see takeEndedGangs. */
+  gang?: boolean;
+}
+
+/** Free CPU buckets: whole cores, the last bucket holding everything above. */
+const CPU_BUCKETS = 257;
+const cpuBucketOf = (free: number) => (free <= 0 ? 0 : Math.min(CPU_BUCKETS - 1, Math.floor(free + 1e-9)));
+
+export class CapacityIndex {
+  private readonly nodes = new Map<string, NodeCapacity>();
+  private readonly reservations = new Map<string, Reservation>();
+  private readonly heldByNode = new Map<string, Set<string>>();
+  private readonly pools = new Map<string, Pool>();
+  private readonly poolCache = new Map<string, Pool[]>();
+  readonly cpuBuckets: NodeCapacity[][] = Array.from({ length: CPU_BUCKETS }, () => []);
+  private readonly usageByBuyer = new Map<string, number>();
+  private readonly endedGangs = new Set<string>();
+
+  /** Add or refresh a node from its record; keeps reservations already held on it, and its stats. */
+  upsertNode(node: NodeRecord, stats?: NodeStats): NodeCapacity {
+    const ad = node.advertisement;
+    const old = this.nodes.get(node.id);
+    if (old) this.unbucket(old);
+    const n: NodeCapacity = {
+      nodeId: node.id,
+      hostname: ad.hostname,
+      gpus: ad.gpus,
+      freeGpus: new Set(ad.gpus.map((g) => g.index)),
+      cpuCores: ad.cpuCores,
+      freeCpu: ad.cpuCores,
+      memoryMb: ad.memoryMb,
+      freeMemoryMb: ad.memoryMb,
+      region: ad.region,
+      labels: ad.labels,
+      schedulable: false, // set below, once held reservations are applied
+      simulated: node.simulated,
+      status: node.status,
+      adminState: node.adminState,
+      adminReason: node.adminReason ?? null,
+      operatorId: node.id,
+      trustTier: 'open',
+      askPerGpuHour: undefined,
+      stats: stats ?? old?.stats ?? emptyNodeStats(node.registeredAt),
+      rttMs: old?.rttMs,
+      activeAttempts: 0,
+      slots: [],
+      cpuBucket: 0,
+      cpuPos: -1,
+      cache: { at: Number.NEGATIVE_INFINITY, reliability: 0, performance: 0 },
+    };
+    const byClass = new Map<string, number[]>();
+    for (const g of ad.gpus) {
+      const key = gpuClassOf(g).key;
+      const list = byClass.get(key) ?? [];
+      list.push(g.index);
+      byClass.set(key, list);
+    }
+    for (const [, indices] of byClass) {
+      const g = ad.gpus.find((x) => x.index === indices[0]) as GpuDevice;
+      const pool = this.poolOf(gpuClassOf(g), ad.region);
+      pool.maxCpuCores = Math.max(pool.maxCpuCores, ad.cpuCores);
+      pool.maxMemoryMb = Math.max(pool.maxMemoryMb, ad.memoryMb);
+      n.slots.push({ node: n, pool, indices, free: indices.length, pos: -1 });
+    }
+    this.nodes.set(node.id, n);
+    for (const id of this.heldByNode.get(node.id) ?? []) {
+      const r = this.reservations.get(id);
+      if (r) this.take(n, r, -1);
+    }
+    if (node.status === 'online' && node.adminState === 'active') {
+      n.schedulable = true;
+      this.bucket(n);
+    }
+    return n;
+  }
+
+  setSchedulable(nodeId: string, schedulable: boolean): void {
+    const n = this.nodes.get(nodeId);
+    if (!n || n.schedulable === schedulable) return;
+    if (schedulable) {
+      n.schedulable = true;
+      this.bucket(n);
+    } else {
+      this.unbucket(n);
+      n.schedulable = false;
+    }
+  }
+
+  /** An admin-state change the index learned from the store (auto-cordon) rather than from a record. */
+  setAdminState(nodeId: string, state: NodeAdminState, reason: string | null): void {
+    const n = this.nodes.get(nodeId);
+    if (!n) return;
+    n.adminState = state;
+    n.adminReason = reason;
+    this.setSchedulable(nodeId, n.status === 'online' && state === 'active');
+  }
+
+  setStats(nodeId: string, stats: NodeStats): void {
+    const n = this.nodes.get(nodeId);
+    if (!n) return;
+    n.stats = stats;
+    n.cache.at = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Smooth the agent's reported round trip (EWMA, 30% weight on the newest). */
+  noteRtt(nodeId: string, rttMs: number): void {
+    const n = this.nodes.get(nodeId);
+    if (!n || !Number.isFinite(rttMs) || rttMs < 0) return;
+    n.rttMs = n.rttMs === undefined ? rttMs : n.rttMs * 0.7 + rttMs * 0.3;
+  }
+
+  /** Market hook: the node's ask (integer minor units per GPU-hour), or undefined for none. */
+  setAsk(nodeId: string, askPerGpuHour: number | undefined): void {
+    const n = this.nodes.get(nodeId);
+    if (n) n.askPerGpuHour = askPerGpuHour;
+  }
+
+  get(nodeId: string): NodeCapacity | undefined {
+    return this.nodes.get(nodeId);
+  }
+
+  /** Every node (explain and statistics use this; placement never does). */
+  allNodes(): IterableIterator<NodeCapacity> {
+    return this.nodes.values();
+  }
+
+  /** Nodes with GPUs of `vendor` (undefined: every node; 'none': every node). Kept for readers of the old index. */
+  *candidates(vendor: GpuVendor | undefined | 'none'): Iterable<NodeCapacity> {
+    for (const n of this.nodes.values()) if (vendor === undefined || vendor === 'none' || n.gpus.some((g) => g.vendor === vendor)) yield n;
+  }
+
+  /** The pools whose GPU class a job accepts (and in its region, if it names one). Cached per GPU shape. */
+  poolsFor(req: JobRequirements): Pool[] {
+    const key = `${req.gpuShape}@${req.region ?? '\u0000'}`;
+    let list = this.poolCache.get(key);
+    if (!list) {
+      list = [...this.pools.values()].filter((p) => classRejection(p.cls, req.gpu) === null && (req.region === undefined || p.region === req.region));
+      this.poolCache.set(key, list);
+    }
+    return list;
+  }
+
+  allPools(): IterableIterator<Pool> {
+    return this.pools.values();
+  }
+
+  reserve(r: Reservation): void {
+    if (this.reservations.has(r.attemptId)) return;
+    this.reservations.set(r.attemptId, r);
+    let held = this.heldByNode.get(r.nodeId);
+    if (!held) {
+      held = new Set();
+      this.heldByNode.set(r.nodeId, held);
+    }
+    held.add(r.attemptId);
+    if (r.buyerId !== undefined) this.usageByBuyer.set(r.buyerId, (this.usageByBuyer.get(r.buyerId) ?? 0) + usageOf(r));
+    const n = this.nodes.get(r.nodeId);
+    if (n) this.take(n, r, -1);
+  }
+
+  /** Give a reservation's capacity back. Returns it, or undefined if there was none (release is idempotent). */
+  release(attemptId: string): Reservation | undefined {
+    const r = this.reservations.get(attemptId);
+    if (!r) return undefined;
+    this.reservations.delete(attemptId);
+    this.heldByNode.get(r.nodeId)?.delete(attemptId);
+    if (r.buyerId !== undefined) {
+      const left = (this.usageByBuyer.get(r.buyerId) ?? 0) - usageOf(r);
+      if (left <= 1e-9) this.usageByBuyer.delete(r.buyerId);
+      else this.usageByBuyer.set(r.buyerId, left);
+    }
+    if (r.gang && r.jobId !== undefined) this.endedGangs.add(r.jobId);
+    const n = this.nodes.get(r.nodeId);
+    if (n) this.take(n, r, +1);
+    return r;
+  }
+
+  hasReservation(attemptId: string): boolean {
+    return this.reservations.has(attemptId);
+  }
+
+  /**
+   * Jobs of gang members released since the last call. When one member ends, the store may end its siblings
+   * in the same transaction; the scheduling pass reads those jobs' attempts back and releases the ended ones.
+   */
+  takeEndedGangs(): string[] {
+    const out = [...this.endedGangs];
+    this.endedGangs.clear();
+    return out;
+  }
+
+  /** What a buyer holds now: GPUs, plus 1% per attempt so CPU-only buyers are ordered too. */
+  buyerUsage(buyerId: string): number {
+    return this.usageByBuyer.get(buyerId) ?? 0;
+  }
+
+  usage(nodeId: string): { gpusBusy: number; activeAttempts: number } {
+    const n = this.nodes.get(nodeId);
+    return { gpusBusy: n ? n.gpus.length - n.freeGpus.size : 0, activeAttempts: this.heldByNode.get(nodeId)?.size ?? 0 };
+  }
+
+  get size(): number {
+    return this.nodes.size;
+  }
+
+  // ---- bookkeeping ----
+
+  private poolOf(cls: GpuClassInfo, region: string | undefined): Pool {
+    const key = `${cls.key}@${region ?? ''}`;
+    let p = this.pools.get(key);
+    if (!p) {
+      p = { key, cls, region, buckets: [], maxCpuCores: 0, maxMemoryMb: 0 };
+      this.pools.set(key, p);
+      this.poolCache.clear();
+    }
+    return p;
+  }
+
+  /** Apply a reservation to a node: sign -1 takes, +1 gives back. */
+  private take(n: NodeCapacity, r: Reservation, sign: -1 | 1): void {
+    const bucketed = n.schedulable;
+    if (bucketed) this.unbucket(n);
+    for (const i of r.gpuIndices) {
+      if (sign < 0) n.freeGpus.delete(i);
+      else n.freeGpus.add(i);
+    }
+    for (const s of n.slots) s.free = s.indices.reduce((c, i) => c + (n.freeGpus.has(i) ? 1 : 0), 0);
+    n.freeCpu += sign * r.cpu;
+    n.freeMemoryMb += sign * r.memoryMb;
+    n.activeAttempts += sign < 0 ? 1 : -1;
+    if (bucketed) this.bucket(n);
+  }
+
+  private bucket(n: NodeCapacity): void {
+    for (const s of n.slots) {
+      const b = s.pool.buckets;
+      while (b.length <= s.free) b.push([]);
+      const arr = b[s.free] as PoolSlot[];
+      s.pos = arr.length;
+      arr.push(s);
+    }
+    n.cpuBucket = cpuBucketOf(n.freeCpu);
+    const arr = this.cpuBuckets[n.cpuBucket] as NodeCapacity[];
+    n.cpuPos = arr.length;
+    arr.push(n);
+  }
+
+  private unbucket(n: NodeCapacity): void {
+    for (const s of n.slots) {
+      if (s.pos < 0) continue;
+      const arr = s.pool.buckets[s.free] as PoolSlot[];
+      const last = arr.pop() as PoolSlot;
+      if (last !== s) {
+        arr[s.pos] = last;
+        last.pos = s.pos;
+      }
+      s.pos = -1;
+    }
+    if (n.cpuPos >= 0) {
+      const arr = this.cpuBuckets[n.cpuBucket] as NodeCapacity[];
+      const last = arr.pop() as NodeCapacity;
+      if (last !== n) {
+        arr[n.cpuPos] = last;
+        last.cpuPos = n.cpuPos;
+      }
+      n.cpuPos = -1;
+    }
+  }
+}
+
+function usageOf(r: Reservation): number {
+  return r.gpuIndices.length + 0.01;
+}

@@ -1,0 +1,120 @@
+/**
+ * Fairness between buyers and priority classes.
+ *
+ * Claim (the store's claimQueuedFair, and claimWindow here as its in-memory reference): queued jobs are
+ * grouped into (buyer, priority class) pairs; each pass takes the oldest ceil(limit / pairs) due jobs of
+ * every pair (at most `limit` pairs, rotating through buyers when there are more), then gives the shares
+ * that pairs left unused to the pairs that filled theirs (one more round), so a window is full whenever
+ * enough work is queued. A buyer with 10,000 queued jobs therefore gets its share of the window plus what
+ * others leave, never the share of another buyer with work: that buyer's single job is in the next pass.
+ *
+ * Order (fairOrder, inside one pass): by effective priority class (high, normal, low), then round-robin
+ * between buyers: every buyer's first job before anyone's second, buyers holding less capacity right now
+ * first. Aging is the starvation guard: a job moves up one class for every `agingMs` it has waited since it
+ * was submitted, so a low job waits at most 2 × agingMs before it competes as high.
+ */
+import type { JobRecord } from '../records.js';
+import { jobPriority, PRIORITY_RANK } from './requirements.js';
+
+export const DEFAULT_AGING_MS = 10 * 60_000;
+
+export function priorityRank(job: Pick<JobRecord, 'spec'>): number {
+  return PRIORITY_RANK[jobPriority(job.spec)];
+}
+
+export function effectivePriority(job: Pick<JobRecord, 'spec' | 'createdAt'>, now: number, agingMs: number): number {
+  const waited = Math.max(0, now - job.createdAt);
+  return Math.max(0, priorityRank(job) - Math.floor(waited / Math.max(1, agingMs)));
+}
+
+const byAge = (a: JobRecord, b: JobRecord) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The order one pass places a claimed window in. `usage(buyerId)`: what the buyer holds now. */
+export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: number, usage: (buyerId: string) => number): JobRecord[] {
+  const classes = new Map<number, Map<string, JobRecord[]>>();
+  for (const j of jobs) {
+    const c = effectivePriority(j, now, agingMs);
+    let buyers = classes.get(c);
+    if (!buyers) {
+      buyers = new Map();
+      classes.set(c, buyers);
+    }
+    const list = buyers.get(j.buyerId);
+    if (list) list.push(j);
+    else buyers.set(j.buyerId, [j]);
+  }
+  const out: JobRecord[] = [];
+  for (const c of [...classes.keys()].sort((a, b) => a - b)) {
+    const buyers = [...(classes.get(c) as Map<string, JobRecord[]>).entries()].map(([buyerId, list]) => {
+      list.sort(byAge);
+      return { buyerId, list, usage: usage(buyerId), oldest: (list[0] as JobRecord).createdAt };
+    });
+    buyers.sort((a, b) => a.usage - b.usage || a.oldest - b.oldest || (a.buyerId < b.buyerId ? -1 : 1));
+    const longest = Math.max(...buyers.map((b) => b.list.length));
+    for (let round = 0; round < longest; round++) for (const b of buyers) if (round < b.list.length) out.push(b.list[round] as JobRecord);
+  }
+  return out;
+}
+
+export const isDue = (j: Pick<JobRecord, 'state' | 'cancelRequested' | 'runAfter'>, now: number) =>
+  j.state === 'queued' && !j.cancelRequested && (j.runAfter === null || j.runAfter <= now);
+
+/**
+ * In-memory reference of the store's fair claim (used by the replay and by tests): pairs in (buyerId,
+ * priority) order starting at the first buyer >= fromBuyer (wrapping), at most `limit` of them.
+ */
+export function claimWindow(queued: readonly JobRecord[], now: number, limit: number, fromBuyer = ''): JobRecord[] {
+  const pairs = new Map<string, { buyerId: string; rank: number; jobs: JobRecord[] }>();
+  for (const j of queued) {
+    if (j.state !== 'queued') continue;
+    const rank = priorityRank(j);
+    const key = `${j.buyerId}\u0000${rank}`;
+    let p = pairs.get(key);
+    if (!p) {
+      p = { buyerId: j.buyerId, rank, jobs: [] };
+      pairs.set(key, p);
+    }
+    if (isDue(j, now)) p.jobs.push(j);
+  }
+  const sorted = [...pairs.values()].sort((a, b) => (a.buyerId < b.buyerId ? -1 : a.buyerId > b.buyerId ? 1 : a.rank - b.rank));
+  const start = sorted.findIndex((p) => p.buyerId >= fromBuyer);
+  const rotated = start <= 0 ? sorted : [...sorted.slice(start), ...sorted.slice(0, start)];
+  const chosen = rotated.slice(0, Math.max(0, limit));
+  if (chosen.length === 0) return [];
+  const per = Math.ceil(limit / chosen.length);
+  const out: JobRecord[] = [];
+  for (const p of chosen) out.push(...p.jobs.sort(byAge).slice(0, per));
+  // Shares a pair left unused go, in one more round, to the pairs that filled theirs.
+  const full = chosen.filter((p) => p.jobs.length > per);
+  const left = limit - out.length;
+  if (left > 0 && full.length > 0) {
+    const more = Math.ceil(left / full.length);
+    for (const p of full) out.push(...p.jobs.slice(per, per + more));
+  }
+  return out;
+}
+
+/** How the store sees a queued job's place: its own pair's older due jobs, and due counts of every pair. */
+export interface QueueStanding {
+  buyerId: string;
+  priorityRank: number;
+  /** Due jobs of the same buyer and class that are older. */
+  aheadInPair: number;
+  pairs: Array<{ buyerId: string; priorityRank: number; due: number }>;
+}
+
+/**
+ * Queued jobs ahead of this one in claim order, approximately: every due job of a higher class, plus, in its
+ * own class, as many of each other buyer's jobs as it has of its own ahead (round-robin), plus its own.
+ * Aging and current usage are left out (they move jobs within a pass, not across passes).
+ */
+export function fairQueuePosition(s: QueueStanding): { ahead: number; total: number } {
+  let ahead = s.aheadInPair;
+  let total = 0;
+  for (const p of s.pairs) {
+    total += p.due;
+    if (p.priorityRank < s.priorityRank) ahead += p.due;
+    else if (p.priorityRank === s.priorityRank && p.buyerId !== s.buyerId) ahead += Math.min(p.due, s.aheadInPair);
+  }
+  return { ahead, total };
+}

@@ -1,0 +1,127 @@
+/**
+ * The filters: whether a node may take a job. One set of functions serves placement (over the index's
+ * buckets, where state, GPU class, free GPUs and region are already structural), explain and the naive
+ * placer (over every node, in funnel order), so what explain reports is what placement does.
+ */
+import type { NodeCapacity, PoolSlot } from './capacity-index.js';
+import { classRejection } from './gpu-class.js';
+import { type JobRequirements, TRUST_RANK } from './requirements.js';
+
+export type FilterName =
+  | 'state'
+  | 'gpuVendor'
+  | 'gpuModel'
+  | 'gpuVram'
+  | 'gpuCount'
+  | 'region'
+  | 'labels'
+  | 'trust'
+  | 'cpu'
+  | 'memory'
+  | 'price'
+  | 'failedBefore'
+  | 'busy';
+
+/** The funnel order: a node is counted at the first filter that rejects it. */
+export const FILTER_ORDER: readonly FilterName[] = [
+  'state',
+  'gpuVendor',
+  'gpuModel',
+  'gpuVram',
+  'gpuCount',
+  'region',
+  'labels',
+  'trust',
+  'cpu',
+  'memory',
+  'price',
+  'failedBefore',
+  'busy',
+];
+
+const CLASS_DEPTH = { gpuVendor: 0, gpuModel: 1, gpuVram: 2 } as const;
+
+/** The node's slots whose class the job accepts, or the GPU filter that rejects them all. */
+export function acceptableSlots(req: JobRequirements, node: NodeCapacity): PoolSlot[] | 'gpuVendor' | 'gpuModel' | 'gpuVram' | 'gpuCount' {
+  if (node.slots.length === 0) return 'gpuCount';
+  const ok: PoolSlot[] = [];
+  let furthest: 'gpuVendor' | 'gpuModel' | 'gpuVram' = 'gpuVendor';
+  for (const s of node.slots) {
+    const why = classRejection(s.pool.cls, req.gpu);
+    if (why === null) ok.push(s);
+    else if (CLASS_DEPTH[why] > CLASS_DEPTH[furthest]) furthest = why;
+  }
+  return ok.length > 0 ? ok : furthest;
+}
+
+export function labelsMatch(req: JobRequirements, node: NodeCapacity): boolean {
+  for (const [k, v] of req.labels) if (node.labels[k] !== v) return false;
+  return true;
+}
+
+export function trustOk(req: JobRequirements, node: NodeCapacity): boolean {
+  return TRUST_RANK[node.trustTier] >= req.minTrust;
+}
+
+/** Inert until nodes have asks (the market): a node without an ask, or a job without a cap, passes. */
+export function priceOk(req: JobRequirements, node: NodeCapacity): boolean {
+  return req.gpuCount === 0 || req.maxPrice === undefined || node.askPerGpuHour === undefined || node.askPerGpuHour <= req.maxPrice;
+}
+
+/**
+ * The checks placement still makes on a node it found in the buckets (schedulable, accepted class, enough
+ * free GPUs and, for GPU jobs, the right region are given there): free CPU and memory, labels, trust, price.
+ */
+export function fitsFound(req: JobRequirements, node: NodeCapacity): boolean {
+  return (
+    node.freeCpu >= req.cpu - 1e-9 &&
+    node.freeMemoryMb >= req.memoryMb &&
+    (req.region === undefined || node.region === req.region) &&
+    (req.labels.length === 0 || labelsMatch(req, node)) &&
+    (req.minTrust === 0 || trustOk(req, node)) &&
+    priceOk(req, node)
+  );
+}
+
+/** The free GPUs a job would take on this node: k of one accepted class, lowest indices first. */
+export function pickGpus(req: JobRequirements, slot: PoolSlot): number[] {
+  const out: number[] = [];
+  const free = slot.node.freeGpus;
+  for (const i of slot.indices) {
+    if (free.has(i)) out.push(i);
+    if (out.length === req.gpuCount) break;
+  }
+  return out;
+}
+
+/** The accepted slot with the fewest free GPUs that still holds the job (best fit), if any. */
+export function bestSlot(req: JobRequirements, slots: readonly PoolSlot[]): PoolSlot | undefined {
+  let best: PoolSlot | undefined;
+  for (const s of slots) if (s.free >= req.gpuCount && (!best || s.free < best.free)) best = s;
+  return best;
+}
+
+/**
+ * The full check over one node, in funnel order: the first filter that rejects it, or null when the job
+ * fits there now. `failedBefore` is reported, but placement treats it as a preference (see placer.ts).
+ */
+export function rejectNode(req: JobRequirements, node: NodeCapacity): FilterName | null {
+  if (!node.schedulable) return 'state';
+  let slots: PoolSlot[] | undefined;
+  if (req.gpuCount > 0) {
+    const acc = acceptableSlots(req, node);
+    if (typeof acc === 'string') return acc;
+    if (!acc.some((s) => s.indices.length >= req.gpuCount)) return 'gpuCount';
+    slots = acc;
+  }
+  if (req.region !== undefined && node.region !== req.region) return 'region';
+  if (!labelsMatch(req, node)) return 'labels';
+  if (!trustOk(req, node)) return 'trust';
+  if (node.cpuCores < req.cpu - 1e-9) return 'cpu';
+  if (node.memoryMb < req.memoryMb) return 'memory';
+  if (!priceOk(req, node)) return 'price';
+  if (req.avoid.has(node.nodeId)) return 'failedBefore';
+  if (slots && !bestSlot(req, slots)) return 'busy';
+  if (node.freeCpu < req.cpu - 1e-9 || node.freeMemoryMb < req.memoryMb) return 'busy';
+  return null;
+}

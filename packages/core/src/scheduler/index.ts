@@ -1,0 +1,13 @@
+/** The scheduler: capacity index, filters, scores, fairness, the placement engine, explain, first-fit baseline. */
+export * from './capacity-index.js';
+export * from './explain.js';
+export * from './fairness.js';
+export * from './filters.js';
+export * from './first-fit.js';
+export * from './gpu-class.js';
+export * from './node-stats.js';
+export * from './placer.js';
+export * from './requirements.js';
+export * from './scores.js';
+export * from './search.js';
+export * from './types.js';

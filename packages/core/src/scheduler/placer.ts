@@ -1,0 +1,176 @@
+/**
+ * PlacementEngine: the real scheduler. For a window of queued jobs: order them fairly (fairness.ts), then
+ * for each job search a bounded sample of feasible nodes in the index (search.ts), score them (scores.ts)
+ * and take the best; reserve its capacity so the next job sees it gone. Gang jobs (spec.nodes = N) take N
+ * distinct nodes all or nothing; replicas take nodes of distinct operators.
+ *
+ * Nodes a job already failed on are a soft filter: they are used only when no other node fits, so a
+ * one-node network still retries (repeat offenders are auto-cordoned instead, node-stats.ts). A job shape
+ * that found no node is not searched again in the same pass: capacity only shrinks within a pass.
+ */
+import type { GangPeer } from '@gpux/protocol';
+import type { Random } from '../ports.js';
+import type { JobRecord, Placement } from '../records.js';
+import type { CapacityIndex } from './capacity-index.js';
+import { bestSlot, pickGpus } from './filters.js';
+import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
+import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
+import { type JobRequirements, requirementsOf } from './requirements.js';
+import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
+import { type Candidate, searchCandidates } from './search.js';
+import type { PlacementContext, Scheduler } from './types.js';
+
+export interface PlacementEngineOptions {
+  weights?: Partial<ScoreWeights>;
+  /** Feasible nodes scored per job (K). Default 32. */
+  sampleSize?: number;
+  /** Nodes looked at per job at most, feasible or not. Default 512. */
+  maxVisits?: number;
+  /** A queued job moves up one priority class per this much waiting. Default 10 min. */
+  agingMs?: number;
+  /** Half-life of the reliability record. Default DEFAULT_NODE_STATS_POLICY.halfLifeMs. */
+  halfLifeMs?: number;
+  /** Used when the PlacementContext brings none. */
+  random?: Random;
+}
+
+/** Counters of the last place() call, for benchmarks and the explain of a pass. */
+export interface PassStats {
+  jobs: number;
+  placed: number;
+  visits: number;
+  skippedShapes: number;
+}
+
+export class PlacementEngine implements Scheduler {
+  readonly weights: ScoreWeights;
+  readonly sampleSize: number;
+  readonly maxVisits: number;
+  readonly agingMs: number;
+  readonly halfLifeMs: number;
+  private readonly random: Random | undefined;
+  lastPass: PassStats = { jobs: 0, placed: 0, visits: 0, skippedShapes: 0 };
+
+  constructor(opts: PlacementEngineOptions = {}) {
+    this.weights = { ...DEFAULT_SCORE_WEIGHTS, ...opts.weights };
+    this.sampleSize = Math.max(1, opts.sampleSize ?? 32);
+    this.maxVisits = Math.max(this.sampleSize, opts.maxVisits ?? 512);
+    this.agingMs = opts.agingMs ?? DEFAULT_AGING_MS;
+    this.halfLifeMs = opts.halfLifeMs ?? DEFAULT_NODE_STATS_POLICY.halfLifeMs;
+    this.random = opts.random;
+  }
+
+  place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[] {
+    const stats: PassStats = { jobs: jobs.length, placed: 0, visits: 0, skippedShapes: 0 };
+    const failed = new Set<string>();
+    const out: Placement[] = [];
+    for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b))) {
+      const req = requirementsOf(job);
+      if (failed.has(req.shape)) {
+        stats.skippedShapes++;
+        continue;
+      }
+      const placed = this.placeJob(job, index, ctx, stats);
+      if (placed.length === 0) failed.add(req.shape);
+      else {
+        stats.placed++;
+        out.push(...placed);
+      }
+    }
+    this.lastPass = stats;
+    return out;
+  }
+
+  /** One job: [] when it does not fit now, one placement, or N for a gang. Reserves what it returns. */
+  placeJob(job: JobRecord, index: CapacityIndex, ctx: PlacementContext, stats?: PassStats): Placement[] {
+    const req = requirementsOf(job);
+    const n = req.nodes;
+    const want = n === 1 ? this.sampleSize : Math.max(this.sampleSize, 4 * n);
+    const res = searchCandidates(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: n > 1 });
+    if (stats) stats.visits += res.visits;
+    const chosen = n === 1 ? this.best(req, res.candidates, ctx.now) : this.bestGang(req, res.candidates, ctx.now, n);
+    if (!chosen) return [];
+    return this.commit(job, req, chosen, index, ctx);
+  }
+
+  /**
+   * Replicas of one job on nodes of distinct operators (and none of `excludeOperators`): `count`
+   * placements, or [] when that many operators cannot take it now. For the trust layer's replication.
+   */
+  placeReplicas(job: JobRecord, count: number, index: CapacityIndex, ctx: PlacementContext, excludeOperators: Iterable<string> = []): Placement[] {
+    const req = requirementsOf(job);
+    const excluded = new Set(excludeOperators);
+    const want = Math.max(this.sampleSize, 4 * count);
+    const res = searchCandidates(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: true });
+    const byOperator = new Map<string, Candidate>();
+    for (const c of this.scored(req, res.candidates, ctx.now)) {
+      if (excluded.has(c.node.operatorId)) continue;
+      const had = byOperator.get(c.node.operatorId);
+      if (!had || better(c, had)) byOperator.set(c.node.operatorId, c);
+    }
+    const picked = [...byOperator.values()].sort(order).slice(0, count);
+    if (picked.length < count) return [];
+    const out: Placement[] = [];
+    for (const c of picked) out.push(...this.commit(job, req, [c], index, ctx, false));
+    return out;
+  }
+
+  private scored(req: JobRequirements, cands: Candidate[], now: number): Candidate[] {
+    for (const c of cands) c.score = scoreNode(req, c.node, c.slot, now, this.weights, this.halfLifeMs);
+    return cands;
+  }
+
+  private best(req: JobRequirements, cands: Candidate[], now: number): Candidate[] | undefined {
+    let best: Candidate | undefined;
+    for (const c of this.scored(req, cands, now)) if (!best || better(c, best)) best = c;
+    return best ? [best] : undefined;
+  }
+
+  /** N distinct nodes; all in one region when some region has N (closer peers), else the best N anywhere. */
+  private bestGang(req: JobRequirements, cands: Candidate[], now: number, n: number): Candidate[] | undefined {
+    if (cands.length < n) return undefined;
+    const sorted = this.scored(req, cands, now).sort(order);
+    const byRegion = new Map<string, Candidate[]>();
+    for (const c of sorted) {
+      const key = c.node.region ?? '';
+      const list = byRegion.get(key) ?? [];
+      list.push(c);
+      byRegion.set(key, list);
+    }
+    let bestGroup: Candidate[] | undefined;
+    let bestSum = Number.NEGATIVE_INFINITY;
+    for (const list of byRegion.values()) {
+      if (list.length < n) continue;
+      const top = list.slice(0, n);
+      const sum = top.reduce((s, c) => s + c.score - (c.avoided ? 1000 : 0), 0);
+      if (sum > bestSum) {
+        bestSum = sum;
+        bestGroup = top;
+      }
+    }
+    return bestGroup ?? sorted.slice(0, n);
+  }
+
+  private commit(job: JobRecord, req: JobRequirements, chosen: Candidate[], index: CapacityIndex, ctx: PlacementContext, gang = chosen.length > 1): Placement[] {
+    const ids = chosen.map(() => ctx.newAttemptId());
+    const peers: GangPeer[] = chosen.map((c, rank) => ({ rank, nodeId: c.node.nodeId, address: c.node.hostname }));
+    const out: Placement[] = [];
+    chosen.forEach((c, rank) => {
+      const slot = req.gpuCount > 0 ? (c.slot ?? bestSlot(req, c.node.slots)) : undefined;
+      const gpuIndices = slot ? pickGpus(req, slot) : [];
+      const attemptId = ids[rank] as string;
+      index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang });
+      const p: Placement = { jobId: job.id, attemptId, nodeId: c.node.nodeId, gpuIndices, leaseExpiresAt: ctx.now + ctx.leaseTtlMs };
+      if (gang) p.gang = { leaderAttemptId: ids[0] as string, rank, worldSize: chosen.length, peers };
+      out.push(p);
+    });
+    return out;
+  }
+}
+
+/** Not avoided beats avoided; then the higher score. */
+function better(a: Candidate, b: Candidate): boolean {
+  if (a.avoided !== b.avoided) return !a.avoided;
+  return a.score > b.score;
+}
+const order = (a: Candidate, b: Candidate) => (a.avoided !== b.avoided ? (a.avoided ? 1 : -1) : b.score - a.score);

@@ -1,0 +1,83 @@
+/**
+ * What a job asks of a node, lowered once per job from its spec: GPU class wants, count, CPU, memory,
+ * placement constraints, trust tier, price cap, priority and gang size. Absent optional fields mean: priority
+ * normal, nodes 1, no price cap, trust tier open.
+ */
+import type { JobSpec } from '@gpux/protocol';
+import type { JobRecord } from '../records.js';
+import type { GpuWant } from './gpu-class.js';
+
+export type PriorityClass = 'high' | 'normal' | 'low';
+/** Smaller runs first. Stored as an integer column for the fair-share claim. */
+export const PRIORITY_RANK: Record<PriorityClass, number> = { high: 0, normal: 1, low: 2 };
+export const PRIORITY_CLASSES: readonly PriorityClass[] = ['high', 'normal', 'low'];
+
+export type TrustTier = 'open' | 'attested' | 'curated';
+export const TRUST_RANK: Record<TrustTier, number> = { open: 0, attested: 1, curated: 2 };
+
+export interface JobRequirements {
+  gpu: GpuWant;
+  gpuCount: number;
+  cpu: number;
+  memoryMb: number;
+  region: string | undefined;
+  preferredRegion: string | undefined;
+  labels: ReadonlyArray<readonly [string, string]>;
+  minTrust: number;
+  maxPrice: number | undefined;
+  avoid: ReadonlySet<string>;
+  /** Gang size (members on distinct nodes); 1 for ordinary jobs. */
+  nodes: number;
+  priority: PriorityClass;
+  /** Jobs with equal shapes share it: a shape that found no node in a pass is not searched again in that pass. */
+  shape: string;
+  /** The GPU-class part of the shape: which classes (pools) are acceptable. */
+  gpuShape: string;
+}
+
+/** What a job takes from a node besides GPUs. */
+export function jobCpu(job: Pick<JobRecord, 'spec'>): number {
+  return job.spec.resources.cpuCores ?? 1;
+}
+export function jobMemoryMb(job: Pick<JobRecord, 'spec'>): number {
+  return Math.ceil((job.spec.resources.memoryGb ?? 0) * 1024);
+}
+export function jobPriority(spec: JobSpec): PriorityClass {
+  return spec.priority ?? 'normal';
+}
+export function jobNodes(spec: JobSpec): number {
+  return spec.nodes ?? 1;
+}
+
+const cache = new WeakMap<object, JobRequirements>();
+
+export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'>): JobRequirements {
+  const hit = cache.get(job);
+  if (hit) return hit;
+  const s = job.spec;
+  const g = s.resources.gpu;
+  const gpuCount = g.count;
+  const gpu: GpuWant =
+    gpuCount === 0 ? {} : { vendor: g.vendor, models: g.models?.map((m) => m.toLowerCase()), minVramMb: g.minVramGb === undefined ? undefined : g.minVramGb * 1024 };
+  const labels = Object.entries(s.constraints.nodeLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const gpuShape = gpuCount === 0 ? 'cpu' : `${gpu.vendor ?? '*'}|${gpu.models?.join(',') ?? '*'}|${gpu.minVramMb ?? 0}`;
+  const r: JobRequirements = {
+    gpu,
+    gpuCount,
+    cpu: jobCpu(job),
+    memoryMb: jobMemoryMb(job),
+    region: s.constraints.region,
+    preferredRegion: s.constraints.preferredRegion,
+    labels,
+    minTrust: TRUST_RANK[s.constraints.minTrustTier ?? 'open'],
+    maxPrice: s.maxPricePerGpuHour,
+    avoid: new Set(job.avoidNodeIds),
+    nodes: jobNodes(s),
+    priority: jobPriority(s),
+    gpuShape,
+    shape: '',
+  };
+  r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.nodes]);
+  cache.set(job, r);
+  return r;
+}

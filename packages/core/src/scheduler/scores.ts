@@ -1,0 +1,110 @@
+/**
+ * The scores: among the nodes that pass the filters, which one a job should take. Each score is in [0, 1]
+ * and the total is their weighted sum (weights configurable; defaults below). Unknown inputs score 0.5, so
+ * a new node is neither favoured nor shunned.
+ *
+ * - price: 1 - ask / maxPrice when both exist; 1 / (1 + ask / 100) with no cap. Inert (0.5) until nodes
+ *   have asks, which the market issue adds.
+ * - reliability: decayed success rate and uptime (node-stats.ts).
+ * - performance: actual against expected runtime for the node's GPU class (node-stats.ts).
+ * - latency: the agent-measured heartbeat round trip, 1 / (1 + rtt / 50 ms), averaged with 1 or 0 for
+ *   being in the buyer's preferredRegion when the job names one.
+ * - packing: how full the node will be after this job — half its GPUs (of the class taken), a quarter each
+ *   its CPU and memory — so partly used nodes fill first, whole nodes stay free for multi-GPU jobs, and a
+ *   small job goes to a small node rather than take a slice of the few nodes big enough for the largest
+ *   jobs (fragmentation-aware, as Alibaba's FGD and kube's MostAllocated do), less the share of the node's
+ *   GPUs the placement would strand (left free without the CPU or memory to use them).
+ */
+import type { NodeCapacity, PoolSlot } from './capacity-index.js';
+import { DEFAULT_NODE_STATS_POLICY, performanceScore, reliabilityScore } from './node-stats.js';
+import type { JobRequirements } from './requirements.js';
+
+export interface ScoreWeights {
+  price: number;
+  reliability: number;
+  performance: number;
+  latency: number;
+  packing: number;
+}
+
+export const DEFAULT_SCORE_WEIGHTS: ScoreWeights = { price: 1, reliability: 2, performance: 1, latency: 1, packing: 2 };
+
+export type ScoreParts = ScoreWeights;
+
+/** Reliability and performance change only with stats: cached on the node for this long. */
+const SCORE_CACHE_MS = 60_000;
+
+export function priceScore(req: JobRequirements, node: NodeCapacity): number {
+  const ask = node.askPerGpuHour;
+  if (ask === undefined || req.gpuCount === 0) return 0.5;
+  if (req.maxPrice !== undefined && req.maxPrice > 0) return Math.max(0, 1 - ask / req.maxPrice);
+  return 1 / (1 + ask / 100);
+}
+
+export function latencyScore(req: JobRequirements, node: NodeCapacity): number {
+  const rtt = node.rttMs === undefined ? 0.5 : 1 / (1 + node.rttMs / 50);
+  if (req.preferredRegion === undefined) return rtt;
+  return (rtt + (node.region === req.preferredRegion ? 1 : 0)) / 2;
+}
+
+export function packingScore(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined): number {
+  const cpuLeft = Math.max(0, node.freeCpu - req.cpu);
+  const memLeft = Math.max(0, node.freeMemoryMb - req.memoryMb);
+  const cpu = 1 - cpuLeft / Math.max(node.cpuCores, 1e-9);
+  const mem = node.memoryMb > 0 ? 1 - memLeft / node.memoryMb : 1;
+  const fill = slot && req.gpuCount > 0 ? ((slot.indices.length - slot.free + req.gpuCount) / slot.indices.length) * 0.5 + cpu * 0.25 + mem * 0.25 : (cpu + mem) / 2;
+  return Math.max(0, fill - strandedShare(node, req.gpuCount, cpuLeft, memLeft));
+}
+
+/**
+ * The share of the node's GPUs this placement would leave free but short of CPU or memory (less than the
+ * node's own cores and memory per GPU, halved): GPUs nobody can use. CPU-only jobs that eat the cores of a
+ * GPU node strand its GPUs; this is what keeps them off such nodes while other room exists.
+ */
+function strandedShare(node: NodeCapacity, gpusTaken: number, cpuLeft: number, memLeft: number): number {
+  const total = node.gpus.length;
+  const gpusLeft = node.freeGpus.size - gpusTaken;
+  if (total === 0 || gpusLeft <= 0) return 0;
+  const cpuShort = 1 - Math.min(1, cpuLeft / gpusLeft / (node.cpuCores / total / 2));
+  const memShort = node.memoryMb > 0 ? 1 - Math.min(1, memLeft / gpusLeft / (node.memoryMb / total / 2)) : 0;
+  return Math.max(cpuShort, memShort) * (gpusLeft / total);
+}
+
+function cached(node: NodeCapacity, now: number, halfLifeMs: number): { reliability: number; performance: number } {
+  const c = node.cache;
+  if (now - c.at > SCORE_CACHE_MS || now < c.at) {
+    c.reliability = reliabilityScore(node.stats, now, halfLifeMs);
+    c.performance = performanceScore(node.stats);
+    c.at = now;
+  }
+  return c;
+}
+
+export function scoreParts(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined, now: number, halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs): ScoreParts {
+  const c = cached(node, now, halfLifeMs);
+  return {
+    price: priceScore(req, node),
+    reliability: c.reliability,
+    performance: c.performance,
+    latency: latencyScore(req, node),
+    packing: packingScore(req, node, slot),
+  };
+}
+
+export function scoreNode(
+  req: JobRequirements,
+  node: NodeCapacity,
+  slot: PoolSlot | undefined,
+  now: number,
+  w: ScoreWeights,
+  halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs,
+): number {
+  const c = cached(node, now, halfLifeMs);
+  return (
+    w.price * priceScore(req, node) +
+    w.reliability * c.reliability +
+    w.performance * c.performance +
+    w.latency * latencyScore(req, node) +
+    w.packing * packingScore(req, node, slot)
+  );
+}

@@ -1,0 +1,132 @@
+/** Every score, alone (scoreParts) and deciding a placement with the other scores equal. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  applyOutcome,
+  CapacityIndex,
+  DEFAULT_NODE_STATS_POLICY,
+  emptyNodeStats,
+  type NodeStats,
+  PlacementEngine,
+  requirementsOf,
+  scoreParts,
+} from '../src/index.js';
+import { ctx, gpuJob, job, node, T0 } from './helpers.js';
+
+const P = DEFAULT_NODE_STATS_POLICY;
+
+function statsWith(success: number, failure: number, outage = 0, at = T0): NodeStats {
+  let s = emptyNodeStats(at);
+  for (let i = 0; i < success; i++) s = applyOutcome(s, { kind: 'success' }, at, { ...P, cordonAfterFailures: 1e9 }).stats;
+  for (let i = 0; i < failure; i++) s = applyOutcome(s, { kind: 'failure' }, at, { ...P, cordonAfterFailures: 1e9 }).stats;
+  for (let i = 0; i < outage; i++) s = applyOutcome(s, { kind: 'outage' }, at, P).stats;
+  return s;
+}
+
+function two(): CapacityIndex {
+  const index = new CapacityIndex();
+  index.upsertNode(node('a'));
+  index.upsertNode(node('b'));
+  return index;
+}
+
+const pick = (index: CapacityIndex, j = gpuJob(1), now = T0) => new PlacementEngine().place([j], index, ctx(now))[0]?.nodeId;
+const parts = (index: CapacityIndex, id: string, j = gpuJob(1), now = T0) => {
+  const n = index.get(id);
+  assert.ok(n);
+  return scoreParts(requirementsOf(j), n, n.slots[0], now);
+};
+
+describe('scores', () => {
+  test('price: cheaper ask scores higher; 0.5 for everyone while nodes have no asks', () => {
+    const index = two();
+    assert.equal(parts(index, 'a').price, 0.5);
+    index.setAsk('a', 300);
+    index.setAsk('b', 100);
+    const j = gpuJob(1, { maxPricePerGpuHour: 400 });
+    assert.equal(parts(index, 'a', j).price, 0.25);
+    assert.equal(parts(index, 'b', j).price, 0.75);
+    assert.ok(parts(index, 'b').price > parts(index, 'a').price, 'no cap: still cheaper is better');
+    assert.equal(pick(index, j), 'b');
+  });
+
+  test('reliability: success rate with a prior, uptime, decayed with the half-life', () => {
+    const index = two();
+    assert.equal(parts(index, 'a').reliability, 0.75, 'a new node starts at 3 in 4');
+    index.setStats('a', statsWith(20, 0));
+    index.setStats('b', statsWith(10, 10));
+    assert.ok(parts(index, 'a').reliability > 0.9);
+    assert.ok(parts(index, 'b').reliability < 0.6);
+    assert.equal(pick(index), 'a');
+    index.setStats('a', statsWith(20, 0, 4));
+    assert.ok(parts(index, 'a').reliability < parts(index, 'b').reliability + 0.2, 'outages cost uptime');
+    // Ten half-lives later the failures are forgiven: both are back near the prior.
+    const later = T0 + 10 * P.halfLifeMs;
+    index.setStats('b', statsWith(10, 10));
+    const b = parts(index, 'b', gpuJob(1), later).reliability;
+    assert.ok(Math.abs(b - 0.75) < 0.02, String(b));
+  });
+
+  test('performance: faster than the class scores higher; unknown is 0.5', () => {
+    const index = two();
+    assert.equal(parts(index, 'a').performance, 0.5);
+    let fast = emptyNodeStats(T0);
+    let slow = emptyNodeStats(T0);
+    for (let i = 0; i < 5; i++) {
+      fast = applyOutcome(fast, { kind: 'success', runtimeRatio: 0.8 }, T0, P).stats;
+      slow = applyOutcome(slow, { kind: 'success', runtimeRatio: 1.5 }, T0, P).stats;
+    }
+    index.setStats('a', slow);
+    index.setStats('b', fast);
+    assert.ok(Math.abs((fast.runtimeRatio ?? 0) - 0.8) < 1e-9);
+    assert.ok(parts(index, 'b').performance > 0.5 && parts(index, 'a').performance < 0.5);
+    assert.equal(pick(index), 'b');
+  });
+
+  test('latency: lower round trip scores higher; the preferred region counts', () => {
+    const index = new CapacityIndex();
+    index.upsertNode(node('near', { region: 'us' }));
+    index.upsertNode(node('far', { region: 'eu' }));
+    index.noteRtt('near', 5);
+    index.noteRtt('far', 200);
+    assert.ok(parts(index, 'near').latency > parts(index, 'far').latency);
+    assert.equal(pick(index), 'near');
+    const eu = gpuJob(1, { constraints: { preferredRegion: 'eu' } });
+    assert.ok(parts(index, 'far', eu).latency > parts(index, 'near', eu).latency);
+    assert.equal(pick(index, eu), 'far');
+  });
+
+  test('packing: a partly used node fills before a whole one', () => {
+    const index = new CapacityIndex();
+    index.upsertNode(node('whole', { gpus: 8 }));
+    index.upsertNode(node('part', { gpus: 8 }));
+    index.reserve({ attemptId: 'x', nodeId: 'part', gpuIndices: [0, 1, 2, 3, 4], cpu: 1, memoryMb: 0 });
+    assert.ok(parts(index, 'part').packing > parts(index, 'whole').packing);
+    for (let i = 0; i < 3; i++) assert.equal(pick(index), 'part');
+    assert.equal(pick(index, gpuJob(8)), 'whole', 'the whole node stayed whole for an 8-GPU job');
+    assert.equal(pick(index), undefined);
+  });
+
+  test('packing for CPU-only jobs keeps GPU nodes for GPU jobs', () => {
+    const index = new CapacityIndex();
+    index.upsertNode(node('gpu', { gpus: 8, cpu: 8 }));
+    index.upsertNode(node('cpu', { gpus: 0, cpu: 8 }));
+    assert.equal(pick(index, job()), 'cpu');
+  });
+
+  test('weights are configurable: with packing off and reliability up, the reliable whole node wins', () => {
+    const setup = () => {
+      const index = new CapacityIndex();
+      index.upsertNode(node('part', { gpus: 2 }));
+      index.upsertNode(node('whole', { gpus: 2 }));
+      index.reserve({ attemptId: 'x', nodeId: 'part', gpuIndices: [0], cpu: 1, memoryMb: 0 });
+      index.setStats('whole', statsWith(50, 0));
+      index.setStats('part', statsWith(8, 2));
+      return index;
+    };
+    assert.equal(new PlacementEngine().place([gpuJob(1)], setup(), ctx())[0]?.nodeId, 'part', 'default weights: packing wins');
+    const engine = new PlacementEngine({ weights: { packing: 0, reliability: 5 } });
+    assert.deepEqual(engine.weights, { price: 1, reliability: 5, performance: 1, latency: 1, packing: 0 });
+    assert.equal(engine.place([gpuJob(1)], setup(), ctx())[0]?.nodeId, 'whole');
+  });
+});

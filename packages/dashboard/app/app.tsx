@@ -1,0 +1,81 @@
+/** The app: who is signed in, and which page the location shows. */
+import { useCallback, useEffect, useState } from 'react';
+import type { WhoAmIResponse } from '@gpux/protocol';
+import { type Account, Layout } from './components/layout.js';
+import { Page } from './components/page.js';
+import { api } from './lib/api.js';
+import { Link, useLocation } from './lib/router.js';
+import { clearToken, getAccount, getToken, SIGNED_OUT_EVENT, signIn } from './lib/session.js';
+import { JobDetail } from './pages/job-detail.js';
+import { Jobs } from './pages/jobs.js';
+import { Market } from './pages/market.js';
+import { NodeDetail } from './pages/node-detail.js';
+import { Nodes } from './pages/nodes.js';
+import { Overview } from './pages/overview.js';
+import { SignIn } from './pages/sign-in.js';
+
+function route(path: string, account: Account) {
+  const m = /^\/(nodes|jobs)\/([^/]+)$/.exec(path);
+  if (m?.[1] === 'jobs') return <JobDetail id={decodeURIComponent(m[2]!)} account={account} />;
+  if (m?.[1] === 'nodes') return account.role === 'operator' ? <NodeDetail id={decodeURIComponent(m[2]!)} /> : <OperatorsOnly />;
+  switch (path) {
+    case '/':
+      return <Overview account={account} />;
+    case '/nodes':
+      return account.role === 'operator' ? <Nodes /> : <OperatorsOnly />;
+    case '/jobs':
+      return <Jobs account={account} />;
+    case '/market':
+      return <Market account={account} />;
+    default:
+      return (
+        <Page title="Page not found">
+          <p>
+            There is no page at <code>{path}</code>. <Link to="/">Go to the overview</Link>.
+          </p>
+        </Page>
+      );
+  }
+}
+
+function OperatorsOnly() {
+  return (
+    <Page title="Operators only">
+      <p>Node details are shown to operators. Sign in with an operator token to see them.</p>
+    </Page>
+  );
+}
+
+export function App() {
+  const { path } = useLocation();
+  // A reload renders at once with the remembered account; whoami confirms it in the background.
+  const [account, setAccount] = useState<Account | null>(getAccount);
+  const [checking, setChecking] = useState(() => getToken() !== null && getAccount() === null);
+
+  useEffect(() => {
+    const onSignedOut = () => setAccount(null);
+    window.addEventListener(SIGNED_OUT_EVENT, onSignedOut);
+    const token = getToken();
+    if (token) {
+      api<WhoAmIResponse>('/v1/whoami')
+        .then((w) => {
+          const a = { accountId: w.accountId, role: w.role };
+          signIn(token, a);
+          setAccount(a);
+        })
+        .catch(() => clearToken())
+        .finally(() => setChecking(false));
+    }
+    return () => window.removeEventListener(SIGNED_OUT_EVENT, onSignedOut);
+  }, []);
+
+  const signOut = useCallback(() => clearToken(), []);
+
+  if (checking) return <p className="muted boot">Loading…</p>;
+  if (!account) return <SignIn onSignedIn={(w) => setAccount({ accountId: w.accountId, role: w.role })} />;
+  return (
+    <Layout account={account} path={path} onSignOut={signOut}>
+      <div key={path}>{route(path, account)}</div>
+    </Layout>
+  );
+}

@@ -1,0 +1,58 @@
+/** Why a pending job waits (GET /v1/jobs/:id/explain): the summary, its place in the queue, what each filter ruled out. */
+import type { ExplainJobResponse } from '@gpux/protocol';
+import { duration, num } from '../lib/format.js';
+
+export function Explain({ data, now }: { data: ExplainJobResponse; now: number }) {
+  const filters = data.filters.filter((f) => f.rejected > 0);
+  return (
+    <div className="explain" data-testid="explain">
+      <p className="explain-summary">{data.summary}</p>
+      <ul className="explain-facts">
+        {data.queuePosition !== null ? (
+          <li>
+            Queue: {num(data.queuePosition)} ahead{data.queuedTotal !== null ? ` of ${num(data.queuedTotal)} waiting` : ''}
+          </li>
+        ) : null}
+        <li>
+          Nodes: {num(data.nodesFitting)} fit now, {num(data.nodesBusy)} fit but are busy, of {num(data.nodesTotal)}
+        </li>
+        {data.runAfter && data.runAfter > now ? <li>Retry backoff: {duration(data.runAfter - now)} left</li> : null}
+      </ul>
+      {filters.length ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Nodes each filter ruled out</caption>
+            <thead>
+              <tr>
+                <th scope="col">Filter</th>
+                <th scope="col" className="num">
+                  Nodes ruled out
+                </th>
+                <th scope="col">Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {filters.map((f) => (
+                <tr key={f.name}>
+                  <th scope="row">{f.name}</th>
+                  <td className="num">{num(f.rejected)}</td>
+                  <td>{f.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {data.suggestions.length ? (
+        <>
+          <h3>What would help</h3>
+          <ul className="suggestions">
+            {data.suggestions.map((s) => (
+              <li key={s}>{s}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </div>
+  );
+}

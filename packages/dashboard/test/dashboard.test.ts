@@ -1,0 +1,260 @@
+/**
+ * The dashboard in real headless Chromium against a running coordinator with a process node and simulated nodes:
+ * every page renders the API's data, a submitted job turns succeeded live, buyers see only their own jobs, the
+ * keyboard reaches the navigation, 375 px has no horizontal scroll. Screenshots go to test/artifacts/.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { GetJobResponse, ListJobsResponse, ListNodesResponse, StatsResponse } from '@gpux/protocol';
+import { GpuxClient } from '@gpux/sdk';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from './helpers/browser.js';
+import { ensureBuilt } from './helpers/build.js';
+import { LOCAL_LABEL, type Network, startNetwork, until } from './helpers/network.js';
+import { startWorkload, type Workload } from './helpers/workload.js';
+
+const ARTIFACTS = new URL('./artifacts/', import.meta.url).pathname;
+/** Set to a path (e.g. docs/dashboard-overview.png) to also write the overview screenshot there, for the README. */
+const README_SHOT = process.env.GPUX_DASHBOARD_SCREENSHOT;
+
+describe('dashboard in Chromium', requireChromium(), () => {
+  let net: Network;
+  let browser: Browser;
+  let workload: Workload;
+  let overview: Page;
+  const contexts: BrowserContext[] = [];
+
+  const get = async <T>(path: string, token: string): Promise<T> => {
+    const res = await fetch(`${net.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200, `${path}: ${res.status}`);
+    return (await res.json()) as T;
+  };
+  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+
+  /** A fresh context (no cache, empty storage), signed in through the form. */
+  async function signedIn(token: string, viewport = { width: 1360, height: 900 }): Promise<Page> {
+    const ctx = await browser.newContext({ viewport });
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    await page.goto(`${net.url}/`);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    return page;
+  }
+
+  before(async () => {
+    const t0 = Date.now();
+    const built = ensureBuilt();
+    if (built) console.log(`# built the dashboard in ${built} ms`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    net = await startNetwork({ simulated: { 'eu-west': 4, 'us-east': 3 } });
+    workload = startWorkload(net.url, await net.buyer('workload'), { initial: 10, everyMs: 2000, max: 100 });
+    browser = await launchChromium();
+    console.log(`# network and browser up in ${Date.now() - t0} ms`);
+  });
+
+  after(async () => {
+    const t0 = Date.now();
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await workload?.stop();
+    await net?.close();
+    console.log(`# stopped in ${Date.now() - t0} ms`);
+  });
+
+  test('first load on loopback, sign-in, and the overview shows the API’s numbers', async (t) => {
+    const ctx = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+    contexts.push(ctx);
+    overview = await ctx.newPage();
+    const t0 = Date.now();
+    await overview.goto(`${net.url}/`);
+    await overview.getByLabel('API token').waitFor();
+    const signInMs = Date.now() - t0;
+    const nav = JSON.parse(await overview.evaluate<string>('JSON.stringify(performance.getEntriesByType("navigation")[0])')) as { loadEventEnd: number; domContentLoadedEventEnd: number };
+    await shot(overview, 'sign-in');
+
+    await overview.getByLabel('API token').fill(net.operatorToken);
+    await overview.getByRole('button', { name: 'Sign in' }).click();
+    const stats = await get<StatsResponse>('/v1/stats', net.operatorToken);
+    await until('the overview shows the nodes online', async () => ((await overview.getByTestId('nodes-online').textContent()) === String(stats.nodes.online) ? true : undefined));
+    assert.equal(stats.nodes.online, 8, 'one process node and seven simulated ones');
+
+    // A signed-in cold load of the overview with its data: a new page of a new context, token already in the tab.
+    const ctx2 = await browser.newContext();
+    contexts.push(ctx2);
+    const cold = await ctx2.newPage();
+    await cold.goto(`${net.url}/healthz`);
+    await cold.evaluate(`sessionStorage.setItem('gpux.token', ${JSON.stringify(net.operatorToken)})`);
+    const t1 = Date.now();
+    await cold.goto(`${net.url}/`);
+    await cold.getByTestId('nodes-online').waitFor();
+    const overviewMs = Date.now() - t1;
+    t.diagnostic(`first load on loopback: sign-in form visible in ${signInMs} ms (load event ${Math.round(nav.loadEventEnd)} ms); signed-in overview with data in ${overviewMs} ms`);
+    console.log(`# first load: sign-in ${signInMs} ms (load event ${Math.round(nav.loadEventEnd)} ms), overview with data ${overviewMs} ms`);
+
+    // Every GPU class of the API is a row, with the API's totals.
+    const classes = overview.getByTestId('gpu-classes');
+    for (const c of stats.gpus.byClass) await classes.getByRole('rowheader', { name: new RegExp(c.class.replace(/[()]/g, '\\$&')) }).waitFor();
+    const rows = await classes.locator('tbody tr').count();
+    assert.equal(rows, stats.gpus.byClass.length);
+    // GPUs in use and the state counts follow the API (both move: compare until a reading agrees).
+    await until('GPUs in use match /v1/stats', async () => {
+      const s = await get<StatsResponse>('/v1/stats', net.operatorToken);
+      const ui = await overview.getByTestId('gpus-busy').textContent();
+      return ui === String(s.gpus.busy) && s.gpus.busy > 0 ? true : undefined;
+    });
+    await until('queued count matches', async () => {
+      const s = await get<StatsResponse>('/v1/stats', net.operatorToken);
+      const ui = await overview.locator('[data-testid=jobs-by-state] .count[data-state=queued]').textContent();
+      return ui === String(s.jobs.byState.queued) ? true : undefined;
+    });
+    await overview.getByText('Not available yet').first().waitFor();
+    await shot(overview, 'overview-operator-first');
+  });
+
+  test('nodes: the table lists every node, filters narrow it, a node page shows its hardware', async () => {
+    const page = await signedIn(net.operatorToken);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Nodes' }).click();
+    const { nodes } = await get<ListNodesResponse>('/v1/nodes', net.operatorToken);
+    const table = page.getByTestId('nodes-table');
+    await until('all nodes listed', async () => ((await table.locator('tbody tr').count()) === nodes.length ? true : undefined));
+    for (const n of nodes) assert.equal(await table.locator(`tr[data-node-id="${n.id}"]`).count(), 1, n.id);
+
+    await page.getByLabel('Kind').selectOption('real');
+    await until('only the real node', async () => ((await table.locator('tbody tr').count()) === 1 ? true : undefined));
+    assert.equal(await table.locator(`tr[data-node-id="${net.local.nodeId}"]`).count(), 1);
+    await page.getByLabel('Kind').selectOption('');
+    await page.getByLabel('Region').selectOption('eu-west');
+    await until('eu-west nodes', async () => ((await table.locator('tbody tr').count()) === 4 ? true : undefined));
+    await page.getByLabel('Region').selectOption('');
+    await page.getByLabel('Search').fill(net.local.nodeId.slice(0, 12));
+    await until('search by id', async () => ((await table.locator('tbody tr').count()) === 1 ? true : undefined));
+    await page.getByLabel('Search').fill('');
+    await shot(page, 'nodes');
+
+    const sim = nodes.find((n) => n.simulated && n.advertisement.gpus.length > 0)!;
+    await table.locator(`tr[data-node-id="${sim.id}"] a`).click();
+    await page.getByRole('heading', { level: 1, name: sim.advertisement.hostname }).waitFor();
+    await page.getByText(sim.id).first().waitFor();
+    await page.getByRole('rowheader', { name: sim.advertisement.gpus[0]!.model }).first().waitFor();
+    assert.ok(await page.getByText('Not available yet').count() >= 2, 'trust and earnings are honest placeholders');
+    await until('recent jobs on the node', async () => ((await page.getByTestId('node-recent-jobs').locator('li').count()) > 0 ? true : undefined));
+    await shot(page, 'node-detail');
+  });
+
+  test('a job submitted through the API appears in the jobs table and turns succeeded live', async () => {
+    const page = await signedIn(net.buyerToken);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+    await page.getByTestId('jobs-table').waitFor();
+    await page.evaluate('window.__noReload = 1');
+
+    const client = new GpuxClient({ url: net.url, token: net.buyerToken });
+    const { job } = await client.submitJob({
+      name: 'dashboard-live-job',
+      image: 'busybox',
+      command: ['/bin/sh', '-c', 'echo hello-from-the-dashboard-test; sleep 2; echo finished'],
+      constraints: { nodeLabels: { [LOCAL_LABEL]: 'true' } },
+    });
+    const row = page.locator(`tr[data-job-id="${job.id}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    const first = await row.locator('.badge').textContent();
+    assert.ok(['queued', 'assigned', 'running'].includes(first ?? ''), `first seen as ${first}`);
+    await until('the row turns succeeded', async () => ((await row.locator('.badge').textContent()) === 'succeeded' ? true : undefined), 60_000);
+    assert.equal(await page.evaluate('window.__noReload'), 1, 'no reload happened');
+    await shot(page, 'jobs-buyer');
+
+    await row.getByRole('link', { name: 'dashboard-live-job' }).click();
+    await page.getByRole('heading', { level: 1, name: 'dashboard-live-job' }).waitFor();
+    const detail = await get<GetJobResponse>(`/v1/jobs/${job.id}`, net.buyerToken);
+    const timeline = page.getByTestId('timeline');
+    for (const e of detail.events) await timeline.getByText(e.type, { exact: true }).first().waitFor();
+    await until('logs shown', async () => ((await page.getByTestId('job-logs').textContent())?.includes('hello-from-the-dashboard-test') ? true : undefined));
+    await page.getByTestId('attempts').getByText('succeeded').waitFor();
+    await page.getByText('Not available yet').first().waitFor(); // the bill
+    await shot(page, 'job-detail');
+  });
+
+  test('a buyer sees only their own jobs and no node pages; an operator sees everyone’s', async () => {
+    const other = new GpuxClient({ url: net.url, token: net.otherBuyerToken });
+    const { job: theirs } = await other.submitJob({ name: 'someone-elses-job', image: 'busybox', command: ['true'], resources: { gpu: { count: 1 } }, env: { GPUX_SIM_SECONDS: '1' } });
+    const mine = await get<ListJobsResponse>('/v1/jobs', net.buyerToken);
+    assert.ok(mine.jobs.length >= 1);
+
+    const page = await signedIn(net.buyerToken);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    assert.equal(await nav.getByRole('link', { name: 'Nodes' }).count(), 0, 'no Nodes link for buyers');
+    await nav.getByRole('link', { name: 'Jobs' }).click();
+    const table = page.getByTestId('jobs-table');
+    await until('the buyer’s jobs', async () => ((await table.locator('tbody tr').count()) === mine.jobs.length ? true : undefined));
+    for (const j of mine.jobs) assert.equal(await table.locator(`tr[data-job-id="${j.id}"]`).count(), 1);
+    assert.equal(await table.locator(`tr[data-job-id="${theirs.id}"]`).count(), 0);
+    await page.goto(`${net.url}/jobs/${theirs.id}`);
+    await page.getByRole('heading', { level: 1, name: 'Job not found' }).waitFor();
+    await page.goto(`${net.url}/nodes`);
+    await page.getByRole('heading', { level: 1, name: 'Operators only' }).waitFor();
+
+    const op = await signedIn(net.operatorToken);
+    await op.goto(`${net.url}/jobs`);
+    await op.locator(`tr[data-job-id="${theirs.id}"]`).waitFor();
+  });
+
+  test('the keyboard reaches the main navigation and follows a link', async () => {
+    const page = await signedIn(net.operatorToken);
+    await page.goto(`${net.url}/`);
+    await page.getByTestId('nodes-online').waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Skip to content');
+    let inNav = false;
+    for (let i = 0; i < 6 && !inNav; i++) {
+      await page.keyboard.press('Tab');
+      inNav = (await page.evaluate('!!document.activeElement.closest("nav[aria-label=Main]")')) as boolean;
+    }
+    assert.ok(inNav, 'a few Tabs reach the main navigation');
+    while ((await page.evaluate('document.activeElement.textContent')) !== 'Jobs') await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${net.url}/jobs`);
+    await until('focus on the new heading', async () => ((await page.evaluate('document.activeElement.tagName')) === 'H1' ? true : undefined));
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Jobs');
+  });
+
+  test('375 px wide: every page renders without horizontal scroll', async () => {
+    const page = await signedIn(net.buyerToken, { width: 375, height: 812 });
+    const op = await signedIn(net.operatorToken, { width: 375, height: 812 });
+    const [job] = (await get<ListJobsResponse>('/v1/jobs?limit=1', net.buyerToken)).jobs;
+    const node = net.fleets[0]!.nodes[0]!.nodeId;
+    const pages: Array<[Page, string, string]> = [
+      [op, '/', 'overview'],
+      [op, '/nodes', 'nodes'],
+      [op, `/nodes/${node}`, 'node-detail'],
+      [page, '/jobs', 'jobs'],
+      [page, `/jobs/${job!.id}`, 'job-detail'],
+      [op, '/market', 'market'],
+    ];
+    for (const [p, path, name] of pages) {
+      await p.goto(`${net.url}${path}`);
+      await p.locator('.live', { hasText: 'Live' }).waitFor();
+      const [scroll, client] = JSON.parse(await p.evaluate<string>('JSON.stringify([document.documentElement.scrollWidth, document.documentElement.clientWidth])')) as [number, number];
+      assert.ok(scroll <= client, `${path}: scrollWidth ${scroll} > ${client}`);
+      await shot(p, `mobile-${name}`);
+    }
+  });
+
+  test('market: a live chart of real readings and honest placeholders for prices and the treasury', async () => {
+    const page = await signedIn(net.operatorToken);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Market' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Market' }).waitFor();
+    await page.locator('figure.chart svg[role=img]').waitFor({ timeout: 20_000 });
+    assert.ok((await page.locator('.not-yet').count()) >= 3, 'price history, treasury and ledger are placeholders');
+    await shot(page, 'market');
+  });
+
+  test('the overview after a while: sparklines carry history (screenshot for the README)', async () => {
+    await until('a minute of readings', async () => ((await overview.locator('.stat polyline.spark-line').count()) >= 4 ? true : undefined));
+    await overview.waitForTimeout(4000);
+    await overview.screenshot({ path: `${ARTIFACTS}overview.png` });
+    if (README_SHOT) copyFileSync(`${ARTIFACTS}overview.png`, resolve(README_SHOT));
+  });
+});
