@@ -20,6 +20,14 @@ describe('parseNvidiaSmiCsv', () => {
     );
   });
 
+  test('1x H200 recorded by our own device run, in the agent’s query format', () => {
+    const { gpus, problems } = parseNvidiaSmiCsv(fixture('nvidia-smi/h200x1-query.recorded.txt'));
+    assert.deepEqual(problems, []);
+    assert.deepEqual(gpus, [
+      { index: 0, uuid: 'GPU-95d78f1b-fe43-7a70-23df-73e8a1c8188e', vendor: 'nvidia', model: 'NVIDIA H200', vramMb: 143771, driver: '580.159.04', computeCapability: '9.0' },
+    ]);
+  });
+
   test('mixed models on one host', () => {
     const { gpus } = parseNvidiaSmiCsv(fixture('nvidia-smi/rtx4080s-rtx3090-csv-header.txt'));
     assert.deepEqual(gpus, [

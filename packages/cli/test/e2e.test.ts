@@ -80,7 +80,7 @@ describe('gpux end to end', { skip: ready ? false : 'the coordinator and agent p
     assert.match(r.stdout, /^coordinator: http:\/\/127\.0\.0\.1:\d+$/m, show(r));
     assert.match(r.stdout, /^sample job \S+ succeeded \(exit code 0\); output digest [0-9a-f]{64}$/m, show(r));
     assert.match(r.stdout, /hello from gpux job/, 'the sample job logs are printed');
-    assert.match(r.stdout, /runs jobs as plain host processes/);
+    assert.match(r.stdout, /^executor: (docker \(engine \S+ reachable at \S+\)|process \(.+; jobs run as host processes\))$/m);
     const profile = JSON.parse(readFileSync(join(home, 'profile.json'), 'utf8'));
     assert.match(profile.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(profile.token, /^gpux_/);

@@ -26,6 +26,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: rt.config.bodyLimitBytes,
     return503OnClosing: true,
+    // Close must not wait for keep-alive sockets that never send another request (long-polls are ended
+    // first; an agent whose in-flight call is cut retries it, and every agent call is idempotent).
+    forceCloseConnections: true,
   }) as unknown as FastifyInstance;
   installJsonParser(app);
   installErrorHandlers(app);

@@ -2,7 +2,13 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.js';
-import './styles.css';
+// In cascade order: later files refine earlier ones.
+import './styles/base.css';
+import './styles/controls.css';
+import './styles/layout.css';
+import './styles/data.css';
+import './styles/detail.css';
+import './styles/narrow.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

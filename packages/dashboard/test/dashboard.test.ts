@@ -177,6 +177,27 @@ describe('dashboard in Chromium', requireChromium(), () => {
     await shot(page, 'job-detail');
   });
 
+  test('a pending job says why it waits (the explain route when the API has it, else an honest note)', async () => {
+    const client = new GpuxClient({ url: net.url, token: net.buyerToken });
+    const { job } = await client.submitJob({ name: 'too-big-to-place', image: 'x', command: ['run'], resources: { gpu: { count: 64 } } });
+    try {
+      const page = await signedIn(net.buyerToken);
+      await page.goto(`${net.url}/jobs/${job.id}`);
+      const why = page.getByRole('region', { name: 'Why it is waiting' });
+      await why.waitFor();
+      const doc = (await (await fetch(`${net.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      if (doc.paths['/v1/jobs/{id}/explain']) {
+        const explained = await get<{ summary: string }>(`/v1/jobs/${job.id}/explain`, net.buyerToken);
+        await why.getByTestId('explain').getByText(explained.summary).waitFor();
+      } else {
+        await why.getByText('Not available yet').waitFor();
+      }
+      await shot(page, 'job-pending');
+    } finally {
+      await client.cancelJob(job.id);
+    }
+  });
+
   test('a buyer sees only their own jobs and no node pages; an operator sees everyone’s', async () => {
     const other = new GpuxClient({ url: net.url, token: net.otherBuyerToken });
     const { job: theirs } = await other.submitJob({ name: 'someone-elses-job', image: 'busybox', command: ['true'], resources: { gpu: { count: 1 } }, env: { GPUX_SIM_SECONDS: '1' } });

@@ -136,8 +136,10 @@ type AgentModule = typeof import('@gpux/agent');
 async function chooseExecutor(flag: string, env: NodeJS.ProcessEnv, agent: AgentModule): Promise<{ kind: 'docker' | 'process' | 'simulated'; reason: string; notes: string[] }> {
   if (flag === 'process') return { kind: 'process', reason: 'chosen with --executor process; jobs run as host processes', notes: [] };
   if (flag === 'simulated') return { kind: 'simulated', reason: 'chosen with --executor simulated; jobs only sleep', notes: [] };
-  const socketPath = agent.loadAgentConfig(env, { coordinatorUrl: 'http://127.0.0.1', executor: 'docker' }).dockerSocket;
-  const choice = await agent.chooseLocalExecutor({ socketPath, image: sampleJobSpec().image });
+  const remote = env.DOCKER_HOST && !env.DOCKER_HOST.startsWith('unix://') && !env.GPUX_DOCKER_SOCKET;
+  const choice = remote
+    ? { kind: 'process' as const, reason: `DOCKER_HOST=${env.DOCKER_HOST} is not a local unix socket; jobs run as host processes`, notes: [] }
+    : await agent.chooseLocalExecutor({ socketPath: env.GPUX_DOCKER_SOCKET || agent.defaultSocketPath(env), image: sampleJobSpec().image });
   if (flag === 'docker' && choice.kind !== 'docker') throw usageError(`--executor docker cannot work here: ${choice.reason.replace(/; jobs run as host processes$/, '')}`);
   return choice;
 }

@@ -121,7 +121,14 @@ export function registerNode(program: Command, io: Io): void {
         const engine = await checkEngine(config.dockerSocket); // an unreachable engine stops here, saying what to do
         io.out.write(`executor: docker (engine ${engine.version} reachable at ${engine.socketPath})\n`);
       } else io.out.write(`executor: ${config.executor} (chosen with --executor ${config.executor}${config.executor === 'process' ? '; jobs run as host processes, no isolation' : ''})\n`);
-      const agent = await startAgent(config);
+      // Ctrl-C while the coordinator is still unreachable ends the retries instead of being ignored.
+      const interrupted = new AbortController();
+      void shutdown.then(() => interrupted.abort());
+      const agent = await startAgent(config, { signal: interrupted.signal }).catch((err: unknown) => {
+        if (interrupted.signal.aborted) return null;
+        throw err;
+      });
+      if (!agent) return void io.out.write(`stopped before ${config.coordinatorUrl} answered\n`);
       io.out.write(`node ${agent.nodeId} connected to ${config.coordinatorUrl} (${config.executor} executor); Ctrl-C to stop\n`);
       const signal = await shutdown;
       io.out.write(`${signal}: letting running jobs finish (up to ${Math.round(config.gracefulTimeoutMs / 1000)}s; Ctrl-C again to force)\n`);

@@ -1,8 +1,8 @@
 /** Why a pending job waits (GET /v1/jobs/:id/explain): the summary, its place in the queue, what each filter ruled out. */
 import type { ExplainJobResponse } from '@gpux/protocol';
-import { duration, num } from '../lib/format.js';
+import { num } from '../lib/format.js';
 
-export function Explain({ data, now }: { data: ExplainJobResponse; now: number }) {
+export function Explain({ data }: { data: ExplainJobResponse }) {
   const filters = data.filters.filter((f) => f.rejected > 0);
   return (
     <div className="explain" data-testid="explain">
@@ -16,7 +16,6 @@ export function Explain({ data, now }: { data: ExplainJobResponse; now: number }
         <li>
           Nodes: {num(data.nodesFitting)} fit now, {num(data.nodesBusy)} fit but are busy, of {num(data.nodesTotal)}
         </li>
-        {data.runAfter && data.runAfter > now ? <li>Retry backoff: {duration(data.runAfter - now)} left</li> : null}
       </ul>
       {filters.length ? (
         <div className="table-wrap">

@@ -83,7 +83,7 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
         {job.state === 'queued' ? (
           <Section title="Why it is waiting">
             {job.runAfter && job.runAfter > now ? <p>Retry backoff: it may be placed again in {duration(job.runAfter - now)}.</p> : null}
-            <Optional feature="explain" what="the scheduler's explanation of a pending job" id={job.id} render={(d) => <Explain data={d as ExplainJobResponse} now={now} />} />
+            <Optional feature="explain" what="the scheduler's explanation of a pending job" id={job.id} render={(d) => <Explain data={d as ExplainJobResponse} />} />
           </Section>
         ) : null}
 
@@ -152,7 +152,7 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
         </Section>
 
         <Section title="Bill">
-          <Optional feature="bill" what="the job's bill (price, escrow, provider pay, fee)" id={job.id} />
+          <Optional feature="bill" what="the job's bill" id={job.id} />
         </Section>
       </div>
     </Page>
