@@ -1,6 +1,8 @@
 /** The node's signed HTTP client for the /v1/agent API: signs every request, validates every answer with the protocol schemas. */
 import { GpuxError } from '@gpux/core';
 import {
+  type AttemptEventBatch,
+  AttemptEventBatchResponse,
   ErrorBody,
   type ErrorCode,
   HeartbeatResponse,
@@ -79,6 +81,11 @@ export class CoordinatorClient {
 
   logs(attemptId: string, entries: LogEntry[]): Promise<LogBatchResponse> {
     return this.call('POST', withId(ROUTES.attemptLogs.path, attemptId), LogBatchResponse, { entries });
+  }
+
+  /** Job events (image pulls) for the job's history. */
+  events(attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
+    return this.call('POST', withId(ROUTES.attemptEvents.path, attemptId), AttemptEventBatchResponse, batch);
   }
 
   result(attemptId: string, report: ResultReport): Promise<ResultResponse> {

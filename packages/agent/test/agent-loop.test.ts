@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
+import type { Executor } from '@gpux/core';
 import type { GetJobResponse, JobLogsResponse, JobResultResponse, JobSpecInput, ListNodesResponse, SubmitJobResponse } from '@gpux/protocol';
 import pino from 'pino';
 import { loadAgentConfig, ProcessExecutor, type RunningAgent, seededRandom, silentLogger, startAgent, startSimulatedNodes } from '../src/index.js';
@@ -85,6 +86,32 @@ describe('agent ↔ coordinator', () => {
       [['out.txt', 'payload']],
     );
     assert.equal(agent.activeAttempts, 0);
+  });
+
+  test('job events the executor reports (image pulls) reach the job’s history, before the attempt ends', async (t) => {
+    const dir = await tempDir(t);
+    const c = await coordinator(t, join(dir, 'coord'));
+    const inner = new ProcessExecutor({ allowUnsafe: true, workRoot: join(dir, 'work'), killGraceMs: 500 });
+    // The process executor pulls nothing: a thin wrapper reports a pull through the sink, as the docker executor does.
+    const executor: Executor = {
+      kind: 'process',
+      start: (req, log, events) => {
+        events?.('image.pull.started', { image: 'busybox' });
+        events?.('image.pull.finished', { image: 'busybox', imageId: 'sha256:x', seconds: 0 });
+        return inner.start(req, log);
+      },
+    };
+    const config = loadAgentConfig({}, { coordinatorUrl: c.url, dataDir: join(dir, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: 2000 });
+    const agent = await startAgent(config, { executor, logger: silentLogger, detect: { docker: { socketPath: join(dir, 'no-docker.sock') } } });
+    t.after(() => agent.stop());
+    const id = await submit(c, c.token, { command: ['/bin/sh', '-c', 'echo ran'] });
+    const done = await jobIn(c, c.token, id, ['succeeded', 'failed', 'cancelled']);
+    assert.equal(done.job.state, 'succeeded', JSON.stringify(done.attempts));
+    const types = done.events.map((e) => e.type);
+    assert.ok(types.indexOf('attempt.started') < types.indexOf('image.pull.started'), types.join());
+    assert.ok(types.indexOf('image.pull.started') < types.indexOf('image.pull.finished'), types.join());
+    assert.ok(types.indexOf('image.pull.finished') < types.indexOf('attempt.finished'), types.join());
+    assert.equal(done.events.find((e) => e.type === 'image.pull.finished')?.data.attemptId, done.attempts[0]?.id);
   });
 
   test('cancelling a running job stops it on the node', async (t) => {

@@ -34,7 +34,7 @@ describe('docker executor image pulls', requireDocker(), () => {
 
   test('a missing image is pulled, with progress in the job’s system log, then runs', async (t) => {
     const h = await harness(t);
-    const { outcome, logs } = await run(h, withImage(h, `${repo}:v1`, 'echo pulled-and-ran'));
+    const { outcome, logs, events } = await run(h, withImage(h, `${repo}:v1`, 'echo pulled-and-ran'));
     assert.equal(outcome.outcome, 'succeeded', logs.system + logs.stderr);
     assert.equal(logs.stdout, 'pulled-and-ran\n');
     const lines = logs.system.split('\n');
@@ -49,6 +49,17 @@ describe('docker executor image pulls', requireDocker(), () => {
       logs.system,
     );
     assert.ok(registry.blobRequests > 0);
+    // The same pull, as job events: started, throttled progress, finished (in that order).
+    const types = events.map((e) => e.type);
+    assert.equal(types[0], 'image.pull.started', types.join());
+    assert.equal(types.at(-1), 'image.pull.finished', types.join());
+    assert.ok(types.slice(1, -1).every((ty) => ty === 'image.pull.progress'), types.join());
+    assert.deepEqual(events[0]?.data, { image: `${repo}:v1`, ref: `${repo}:v1` });
+    for (const p of events.slice(1, -1)) assert.equal(typeof p.data.layers, 'number');
+    const finished = events.at(-1)?.data ?? {};
+    assert.match(String(finished.imageId), /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual(finished.digests, [`${repo}@${registry.manifestDigest}`]);
+    assert.equal(typeof finished.seconds, 'number');
   });
 
   test('pinned by digest: runs the image with that digest; a digest the registry does not have fails the attempt', async (t) => {
@@ -56,10 +67,16 @@ describe('docker executor image pulls', requireDocker(), () => {
     const pinned = await run(h, withImage(h, `${repo}@${registry.manifestDigest}`, 'echo pinned'));
     assert.equal(pinned.outcome.outcome, 'succeeded', pinned.logs.system + pinned.logs.stderr);
     assert.match(pinned.logs.system, new RegExp(`is present on this node \\(id sha256:[0-9a-f]{64}, digest ${repo}@${registry.manifestDigest}\\)`));
+    assert.deepEqual(pinned.events, [], 'no pull, no pull events');
 
     const wrong = `${repo}@sha256:${'0'.repeat(64)}`;
-    const { outcome } = await run(h, withImage(h, wrong, 'echo never'));
+    const { outcome, events } = await run(h, withImage(h, wrong, 'echo never'));
     assert.equal(outcome.outcome, 'failed');
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['image.pull.started', 'image.pull.failed'],
+    );
+    assert.equal(events[1]?.data.error, outcome.error);
     assert.equal(outcome.exitCode, null);
     assert.match(outcome.error ?? '', new RegExp(`^pulling ${wrong.replace(/[.]/g, '\\.')} failed: .*(not found|unknown)`, 'i'));
   });

@@ -55,12 +55,20 @@ export function request(h: ExecutorHarness, spec: Partial<JobSpecInput> & Pick<J
   };
 }
 
-export async function run(h: ExecutorHarness, req: ExecutionRequest): Promise<{ outcome: ExecutionOutcome; logs: Captured }> {
+export async function run(
+  h: ExecutorHarness,
+  req: ExecutionRequest,
+): Promise<{ outcome: ExecutionOutcome; logs: Captured; events: { type: string; data: Record<string, unknown> }[] }> {
   const logs: Captured = { stdout: '', stderr: '', system: '' };
-  const execution = await h.executor.start(req, (stream, data) => {
-    logs[stream] += data;
-  });
-  return { outcome: await execution.done, logs };
+  const events: { type: string; data: Record<string, unknown> }[] = [];
+  const execution = await h.executor.start(
+    req,
+    (stream, data) => {
+      logs[stream] += data;
+    },
+    (type, data) => events.push({ type, data }),
+  );
+  return { outcome: await execution.done, logs, events };
 }
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');

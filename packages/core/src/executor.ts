@@ -22,6 +22,10 @@ export interface ExecutionOutcome {
 
 export type LogSink = (stream: LogStream, data: string) => void;
 
+/** Job events an executor reports for the job's history (progress throttled by the executor to one per few seconds). */
+export type ExecutionEventType = 'image.pull.started' | 'image.pull.progress' | 'image.pull.finished' | 'image.pull.failed';
+export type EventSink = (type: ExecutionEventType, data: Record<string, unknown>) => void;
+
 export type StopReason = 'cancelled' | 'lease-lost' | 'shutdown';
 
 export interface Execution {
@@ -32,5 +36,5 @@ export interface Execution {
 
 export interface Executor {
   readonly kind: 'process' | 'docker' | 'simulated';
-  start(req: ExecutionRequest, log: LogSink): Promise<Execution>;
+  start(req: ExecutionRequest, log: LogSink, events?: EventSink): Promise<Execution>;
 }

@@ -108,6 +108,8 @@ export interface Store {
   appendLogs(jobId: string, attemptId: string, entries: LogEntry[]): Promise<number>;
   /** Entries with cursor > after, in cursor order. */
   readLogs(jobId: string, after: number, limit: number): Promise<StoredLogEntry[]>;
+  /** Append events an attempt reported (image pulls) to the job's history, in order, with attemptId in their data. Returns how many. */
+  appendJobEvents(jobId: string, attemptId: string, events: { type: string; at: number; data: Record<string, unknown> }[]): Promise<number>;
 
   // ---- nodes ----
   /** Insert or update (same id = same key) a node: status online, lastHeartbeatAt = now, event node.registered. */

@@ -63,6 +63,16 @@ export type LogBatch = z.infer<typeof LogBatch>;
 export const LogBatchResponse = z.object({ accepted: z.number().int(), cancel: z.boolean() });
 export type LogBatchResponse = z.infer<typeof LogBatchResponse>;
 
+/** Job events an attempt reports for the job's history (image pulls; best effort, not idempotent). */
+export const AttemptEventType = z.enum(['image.pull.started', 'image.pull.progress', 'image.pull.finished', 'image.pull.failed']);
+export type AttemptEventType = z.infer<typeof AttemptEventType>;
+export const AttemptEvent = z.object({ type: AttemptEventType, at: z.number().int(), data: z.record(z.string(), z.unknown()) });
+export type AttemptEvent = z.infer<typeof AttemptEvent>;
+export const AttemptEventBatch = z.object({ events: z.array(AttemptEvent).min(1).max(100) });
+export type AttemptEventBatch = z.infer<typeof AttemptEventBatch>;
+export const AttemptEventBatchResponse = z.object({ accepted: z.number().int() });
+export type AttemptEventBatchResponse = z.infer<typeof AttemptEventBatchResponse>;
+
 /** The signed result commitment of one attempt. The whole request body is signed by the node key. */
 export const ResultReport = z.object({
   outcome: z.enum(['succeeded', 'failed', 'cancelled']),

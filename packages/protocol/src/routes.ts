@@ -41,6 +41,7 @@ export const ROUTES = {
   work: r({ method: 'GET', path: '/v1/agent/work', auth: 'node', summary: 'Long-poll for assignments', query: agent.WorkQuery, response: agent.WorkResponse }),
   startAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/start', auth: 'node', summary: 'The attempt is running', response: agent.StartAttemptResponse }),
   attemptLogs: r({ method: 'POST', path: '/v1/agent/attempts/:id/logs', auth: 'node', summary: 'Append log entries (idempotent by seq)', body: agent.LogBatch, response: agent.LogBatchResponse }),
+  attemptEvents: r({ method: 'POST', path: '/v1/agent/attempts/:id/events', auth: 'node', summary: 'Append job events (image pulls) to the job history', body: agent.AttemptEventBatch, response: agent.AttemptEventBatchResponse }),
   attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
 } as const satisfies Record<string, RouteDef>;
 

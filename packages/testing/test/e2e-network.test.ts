@@ -18,10 +18,12 @@ import { tempDir } from '../src/temp-dir.js';
 
 const JOBS = 30;
 const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+// Short enough to see losses quickly, long enough that a loaded 2-core CI machine does not miss leases
+// (spurious losses would requeue jobs with growing backoff and could auto-cordon healthy nodes).
 const fastTiming = {
-  GPUX_HEARTBEAT_MS: '300',
-  GPUX_LEASE_TTL_MS: '1500',
-  GPUX_NODE_OFFLINE_AFTER_MS: '1500',
+  GPUX_HEARTBEAT_MS: '500',
+  GPUX_LEASE_TTL_MS: '4000',
+  GPUX_NODE_OFFLINE_AFTER_MS: '4000',
   GPUX_RETRY_BASE_BACKOFF_MS: '200',
   GPUX_SCHEDULE_PASS_MS: '100',
   GPUX_EXPIRY_PASS_MS: '200',
@@ -99,15 +101,24 @@ async function runNetwork(dbUrl: string) {
     coordinator = startCoordinator();
     await ready();
 
+    let unfinished = '';
     const finals = await waitFor(
       'every job finished',
       async () => {
         const jobs = await Promise.all(ids.map(async (id) => (await client.getJob(id)).job));
-        return jobs.every((j) => ['succeeded', 'failed', 'cancelled'].includes(j.state)) ? jobs : undefined;
+        unfinished = jobs
+          .filter((j) => !['succeeded', 'failed', 'cancelled'].includes(j.state))
+          .map((j) => `${j.id} ${j.state} attempts=${j.attemptCount} runAfter=${j.runAfter} error=${j.error}`)
+          .join('; ');
+        return unfinished === '' ? jobs : undefined;
       },
       180_000,
       500,
-    );
+    ).catch(async (err) => {
+      const nodes = await client.listNodes({ limit: 10 }).catch(() => ({ nodes: [] }));
+      const nodeInfo = nodes.nodes.map((n) => `${n.id} ${n.status}/${n.adminState} busy=${n.activeAttempts}`).join('; ');
+      throw new Error(`${(err as Error).message}\nunfinished: ${unfinished}\nnodes: ${nodeInfo}\ncoordinator output:\n${coordinator.output().slice(-3000)}`);
+    });
 
     assert.deepEqual(
       finals.filter((j) => j.state !== 'succeeded').map((j) => `${j.id} ${j.state} ${j.error}`),

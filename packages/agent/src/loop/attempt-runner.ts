@@ -5,6 +5,7 @@ import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../c
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
 import { withGangEnv } from './gang-env.js';
+import { EventShipper } from './event-shipper.js';
 import { LogShipper } from './log-shipper.js';
 
 export interface AttemptContext {
@@ -65,17 +66,29 @@ export class AttemptRunner {
       logger: this.log,
       maxBytes: this.ctx.maxLogBytes,
     });
+    const events = new EventShipper({
+      send: (batch) => this.ctx.client.events(attemptId, { events: batch }),
+      isGone,
+      clock: this.ctx.clock,
+      logger: this.log,
+    });
     let outcome: ExecutionOutcome;
     try {
       const { jobId, gpuIndices } = this.assignment;
       const spec = withGangEnv(this.assignment.spec, this.assignment.gang);
-      this.execution = await this.ctx.executor.start({ attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices) }, (s, d) => shipper.push(s, d));
+      const req = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices) };
+      this.execution = await this.ctx.executor.start(
+        req,
+        (s, d) => shipper.push(s, d),
+        (type, data) => events.push(type, data),
+      );
       if (this.stopReason) void this.execution.stop(this.stopReason);
       outcome = await this.execution.done;
     } catch (e) {
       outcome = failedOutcome(`executor failed: ${(e as Error).message}`, 0);
     }
-    await shipper.close(Math.min(this.ctx.clock.now() + 10_000, this.ctx.giveUpAt() ?? Number.POSITIVE_INFINITY));
+    const flushBy = Math.min(this.ctx.clock.now() + 10_000, this.ctx.giveUpAt() ?? Number.POSITIVE_INFINITY);
+    await Promise.all([shipper.close(flushBy), events.close(flushBy)]);
     if (this.stopReason === 'shutdown') outcome = { ...outcome, ...this.stoppedOutcome() };
     this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
     await this.report(this.toReport(outcome, shipper.metrics));

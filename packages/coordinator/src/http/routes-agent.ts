@@ -1,7 +1,7 @@
 /** Signed node-agent routes under /v1/agent. */
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { appendLogs, finishAttempt, heartbeat, register, startAttempt } from '../services/agent.js';
+import { appendAttemptEvents, appendLogs, finishAttempt, heartbeat, register, startAttempt } from '../services/agent.js';
 import { pollWork } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 
@@ -14,5 +14,6 @@ export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'work', ({ nodeId, query }) => pollWork(rt, nodeId, query.waitMs));
   mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
   mountRoute(app, rt, 'attemptLogs', ({ nodeId, id, body }) => appendLogs(rt, nodeId, id, body));
+  mountRoute(app, rt, 'attemptEvents', ({ nodeId, id, body }) => appendAttemptEvents(rt, nodeId, id, body));
   mountRoute(app, rt, 'attemptResult', ({ nodeId, id, body }) => finishAttempt(rt, nodeId, id, body), { bodyLimit: rt.config.resultBodyLimitBytes });
 }

@@ -2,6 +2,8 @@
 import { GpuxError, type AttemptRecord } from '@gpux/core';
 import {
   ACTIVE_ATTEMPT_STATES,
+  type AttemptEventBatch,
+  type AttemptEventBatchResponse,
   type HeartbeatResponse,
   type LogBatch,
   type LogBatchResponse,
@@ -88,6 +90,13 @@ export async function appendLogs(rt: Runtime, nodeId: string, attemptId: string,
   if (accepted > 0) rt.logs.wake(a.jobId);
   const job = await rt.store.getJob(a.jobId);
   return { accepted, cancel: !ACTIVE_ATTEMPT_STATES.includes(a.state) || (job?.cancelRequested ?? true) };
+}
+
+/** Job events the attempt reports (image pulls): appended to its job's history. Unknown or foreign attempt: 404. */
+export async function appendAttemptEvents(rt: Runtime, nodeId: string, attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
+  const a = await nodeAttempt(rt, nodeId, attemptId);
+  const accepted = await rt.store.appendJobEvents(a.jobId, attemptId, batch.events);
+  return { accepted };
 }
 
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */

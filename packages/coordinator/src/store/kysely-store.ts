@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
 import { resolvePolicy, resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
-import { listEvents } from './events.js';
+import { appendJobEvents, listEvents } from './events.js';
 import * as jobs from './jobs.js';
 import * as misc from './logs-tokens.js';
 import { runMigrations } from './migrate.js';
@@ -53,6 +53,7 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
 
     appendLogs: (jobId, attemptId, entries) => misc.appendLogs(ctx, jobId, attemptId, entries),
     readLogs: (jobId, after, limit) => misc.readLogs(ctx, jobId, after, limit),
+    appendJobEvents: (jobId, attemptId, events) => appendJobEvents(ctx, jobId, attemptId, events),
 
     registerNode: (node) => nodes.registerNode(ctx, node),
     getNode: (id) => nodes.getNode(ctx, id),

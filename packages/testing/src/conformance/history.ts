@@ -41,6 +41,27 @@ export function historyTests(open: OpenStore): void {
       assert.deepEqual(await store.listEvents('job', 'nope', 10), []);
     }));
 
+  test('appendJobEvents adds attempt-reported events to the job history, in order, after the existing ones', () =>
+    withStore(open, async (store) => {
+      const a = await assigned(store, 'job-1', 'att-1', 'node-1', T0);
+      await store.startAttempt(a.id, 'node-1', T0 + 1);
+      const added = await store.appendJobEvents('job-1', a.id, [
+        { type: 'image.pull.started', at: T0 + 2, data: { image: 'alpine:3' } },
+        { type: 'image.pull.progress', at: T0 + 3, data: { layersDone: 1, layers: 2 } },
+        { type: 'image.pull.finished', at: T0 + 4, data: { imageId: 'sha256:abc', seconds: 2 } },
+      ]);
+      assert.equal(added, 3);
+      assert.equal(await store.appendJobEvents('job-1', a.id, []), 0);
+      const events = await store.listEvents('job', 'job-1', 100);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['job.submitted', 'job.assigned', 'attempt.started', 'image.pull.started', 'image.pull.progress', 'image.pull.finished'],
+      );
+      assert.deepEqual(events[5]?.data, { imageId: 'sha256:abc', seconds: 2, attemptId: a.id });
+      assert.equal(events[3]?.at, T0 + 2);
+      assert.equal(events[3]?.subjectId, 'job-1');
+    }));
+
   test('migrate() is idempotent', () =>
     withStore(open, async (store) => {
       await submit(store, 'job-1', T0);

@@ -1,7 +1,7 @@
 /** DockerExecutor: each attempt in its own isolated container on the local Docker engine (the agent's default executor). */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { type Clock, type Execution, type ExecutionRequest, type Executor, type LogSink, systemClock } from '@gpux/core';
+import { type Clock, type Execution, type EventSink, type ExecutionRequest, type Executor, type LogSink, systemClock } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
@@ -85,17 +85,15 @@ export class DockerExecutor implements Executor {
     return this.o.docker;
   }
 
-  async start(req: ExecutionRequest, log: LogSink): Promise<Execution> {
+  async start(req: ExecutionRequest, log: LogSink, events?: EventSink): Promise<Execution> {
     const assigned: GpuDevice[] = [];
     for (const index of req.gpuIndices) {
       const gpu = this.o.gpus.find((g) => g.index === index);
       if (!gpu) return finished(failedOutcome(`executor failed: GPU ${index} is not on this node (it has ${this.o.gpus.map((g) => g.index).join(', ') || 'none'})`, 0));
       assigned.push(gpu);
     }
-    return new DockerRun(req, assigned, log, this.o, {
-      onContainer: (id) => this.live.add(id),
-      onEnd: (id) => this.live.delete(id),
-    });
+    const hooks = { onContainer: (id: string) => this.live.add(id), onEnd: (id: string) => this.live.delete(id) };
+    return new DockerRun(req, assigned, log, this.o, hooks, events);
   }
 
   /** Removes this node's managed containers and volumes that no running attempt owns. */

@@ -1,7 +1,7 @@
 /** One attempt in one container: image, work dir, create, attach, start, timeout, wait, inspect (OOM), outputs, removal. */
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Execution, ExecutionOutcome, ExecutionRequest, LogSink, StopReason } from '@gpux/core';
+import type { EventSink, Execution, ExecutionOutcome, ExecutionRequest, LogSink, StopReason } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
@@ -37,6 +37,7 @@ export class DockerRun implements Execution {
     private readonly log: LogSink,
     private readonly o: ResolvedDockerOptions,
     private readonly hooks: RunHooks,
+    private readonly events?: EventSink,
   ) {
     this.startedAt = o.clock.now();
     this.done = this.run();
@@ -73,6 +74,7 @@ export class DockerRun implements Execution {
       const image = await ensureImage(this.o.docker, this.req.spec.image, (l) => this.say(l), this.o.clock, {
         signal: this.pullAbort.signal,
         progressIntervalMs: this.o.pullProgressIntervalMs,
+        events: this.events,
       })
         .catch((e: unknown) => {
           if (pullTimedOut && !this.stopReason) throw new ImagePullError(`pulling ${this.req.spec.image} took longer than ${this.o.pullTimeoutMs / 1000} s`);

@@ -1,7 +1,7 @@
-/** Makes the job's image present on the node (pulling it when missing, with progress in the job's log) and pins it to its id. */
-import type { Clock } from '@gpux/core';
+/** Makes the job's image present on the node (pulling it when missing, with progress in the job's log and events) and pins it to its id. */
+import type { Clock, EventSink } from '@gpux/core';
 import type Docker from 'dockerode';
-import { parseImageRef } from './image-ref.js';
+import { type ImageRef, parseImageRef } from './image-ref.js';
 import { type PullEvent, PullProgress } from './pull-progress.js';
 
 export interface ResolvedImage {
@@ -19,6 +19,8 @@ export interface EnsureImageOptions {
   signal?: AbortSignal;
   /** At most one progress line per this many ms. Default 2000. */
   progressIntervalMs?: number;
+  /** Receives image.pull.* job events for a pull (none when the image is already present). */
+  events?: EventSink;
 }
 
 export async function ensureImage(docker: Docker, image: string, say: (line: string) => void, clock: Clock, opts: EnsureImageOptions = {}): Promise<ResolvedImage> {
@@ -29,12 +31,27 @@ export async function ensureImage(docker: Docker, image: string, say: (line: str
   }
   const ref = parseImageRef(image);
   const started = clock.now();
+  const emit: EventSink = opts.events ?? (() => {});
   say(`image: ${image} is not on this node; pulling ${ref.full}`);
-  const progress = new PullProgress(image, started, opts.progressIntervalMs);
+  emit('image.pull.started', { image, ref: ref.full });
+  const progress = new PullProgress(image, started, opts.progressIntervalMs, (stats) => emit('image.pull.progress', { image, ...stats }));
+  try {
+    const pulled = await pull(docker, image, ref, progress, say, clock, opts.signal);
+    const seconds = Math.round((clock.now() - started) / 100) / 10;
+    say(`image: pulled ${image} in ${seconds.toFixed(1)} s (${describe(pulled)})`);
+    emit('image.pull.finished', { image, imageId: pulled.id, digests: pulled.repoDigests, seconds });
+    return { ...pulled, pulled: true };
+  } catch (e) {
+    emit('image.pull.failed', { image, error: (e as Error).message, seconds: Math.round((clock.now() - started) / 100) / 10 });
+    throw e;
+  }
+}
+
+async function pull(docker: Docker, image: string, ref: ImageRef, progress: PullProgress, say: (line: string) => void, clock: Clock, signal?: AbortSignal): Promise<ResolvedImage> {
   let stream: NodeJS.ReadableStream;
   try {
     // fromImage + tag (or digest): a digest pull makes the engine check the content against it.
-    stream = (await docker.createImage({ fromImage: ref.repository, tag: ref.digest ?? ref.tag ?? 'latest', abortSignal: opts.signal })) as NodeJS.ReadableStream;
+    stream = (await docker.createImage({ fromImage: ref.repository, tag: ref.digest ?? ref.tag ?? 'latest', abortSignal: signal })) as NodeJS.ReadableStream;
   } catch (e) {
     throw new ImagePullError(`pulling ${image} failed: ${engineMessage(e)}`);
   }
@@ -48,8 +65,7 @@ export async function ensureImage(docker: Docker, image: string, say: (line: str
   });
   const pulled = await inspectImage(docker, image);
   if (!pulled) throw new ImagePullError(`pulling ${image} finished, but the engine does not know the image`);
-  say(`image: pulled ${image} in ${((clock.now() - started) / 1000).toFixed(1)} s (${describe(pulled)})`);
-  return { ...pulled, pulled: true };
+  return pulled;
 }
 
 async function inspectImage(docker: Docker, image: string): Promise<ResolvedImage | null> {

@@ -15,6 +15,14 @@ interface Layer {
   done: boolean;
 }
 
+/** The numbers behind one progress line (also reported as an image.pull.progress job event). */
+export interface PullStats {
+  layersDone: number;
+  layers: number;
+  bytesDone: number;
+  bytesTotal: number;
+}
+
 const DONE = /^(Pull complete|Already exists|Download complete)$/;
 
 export class PullProgress {
@@ -25,6 +33,8 @@ export class PullProgress {
     private readonly ref: string,
     startedAt: number,
     private readonly intervalMs = 2000,
+    /** Called with each throttled progress report. */
+    private readonly onReport?: (stats: PullStats) => void,
   ) {
     this.lastReport = startedAt;
   }
@@ -48,16 +58,24 @@ export class PullProgress {
     this.layers.set(ev.id, layer);
     if (now - this.lastReport < this.intervalMs) return [];
     this.lastReport = now;
+    this.onReport?.(this.stats());
     return [this.summary()];
   }
 
-  summary(): string {
+  stats(): PullStats {
     const layers = [...this.layers.values()];
-    const done = layers.filter((l) => l.done).length;
-    const current = layers.reduce((n, l) => n + l.current, 0);
-    const total = layers.reduce((n, l) => n + l.total, 0);
-    const bytes = total > 0 ? `, ${mib(current)} of ${mib(total)} downloaded` : '';
-    return `image: pulling ${this.ref}: ${done}/${layers.length} layers done${bytes}`;
+    return {
+      layersDone: layers.filter((l) => l.done).length,
+      layers: layers.length,
+      bytesDone: layers.reduce((n, l) => n + l.current, 0),
+      bytesTotal: layers.reduce((n, l) => n + l.total, 0),
+    };
+  }
+
+  summary(): string {
+    const s = this.stats();
+    const bytes = s.bytesTotal > 0 ? `, ${mib(s.bytesDone)} of ${mib(s.bytesTotal)} downloaded` : '';
+    return `image: pulling ${this.ref}: ${s.layersDone}/${s.layers} layers done${bytes}`;
   }
 
   /** The engine's error, when the event reports one. */

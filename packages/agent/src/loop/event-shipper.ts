@@ -1,0 +1,86 @@
+/** Ships one attempt's job events (image pulls) to the coordinator: best effort, in order, a few tries per batch. */
+import type { Clock, ExecutionEventType, Logger } from '@gpux/core';
+import type { AttemptEvent, AttemptEventBatchResponse } from '@gpux/protocol';
+import { Backoff, sleep, systemRandom } from './backoff.js';
+
+export interface EventShipperOptions {
+  send(events: AttemptEvent[]): Promise<AttemptEventBatchResponse>;
+  /** The coordinator no longer knows the attempt (404/409): stop shipping. */
+  isGone(e: unknown): boolean;
+  clock: Clock;
+  logger: Logger;
+  /** Retry tick for a batch that failed. Default 1000 ms. */
+  retryIntervalMs?: number;
+  /** Tries per batch before it is dropped. Default 3. */
+  maxTries?: number;
+  /** Events kept per attempt; later ones are dropped (progress is already throttled by the executor). Default 500. */
+  maxEvents?: number;
+}
+
+const MAX_BATCH = 100; // AttemptEventBatch schema limit
+
+export class EventShipper {
+  private buffer: AttemptEvent[] = [];
+  private pushed = 0;
+  private tries = 0;
+  private gone = false;
+  private sending: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly opts: EventShipperOptions) {
+    this.timer = setInterval(() => void this.flush(), opts.retryIntervalMs ?? 1000);
+    this.timer.unref();
+  }
+
+  push(type: ExecutionEventType, data: Record<string, unknown>): void {
+    if (this.gone || this.pushed >= (this.opts.maxEvents ?? 500)) return;
+    this.pushed++;
+    this.buffer.push({ type, at: Math.round(this.opts.clock.now()), data });
+    void this.flush();
+  }
+
+  /** One batch in flight at a time; a failed batch stays buffered for the next tick, until its tries run out. */
+  flush(): Promise<void> {
+    this.sending ??= this.sendAll().finally(() => {
+      this.sending = null;
+    });
+    return this.sending;
+  }
+
+  /** Stops the timer and delivers the rest, retrying until `deadline` (clock ms) or the tries run out. */
+  async close(deadline: number): Promise<void> {
+    clearInterval(this.timer);
+    const backoff = new Backoff(systemRandom, 250, 2000);
+    while (this.buffer.length > 0 && !this.gone && this.opts.clock.now() < deadline) {
+      await this.flush();
+      if (this.buffer.length > 0) await sleep(Math.min(backoff.next(), Math.max(0, deadline - this.opts.clock.now())));
+    }
+    if (this.buffer.length > 0 && !this.gone) this.opts.logger.warn({ undelivered: this.buffer.length }, 'job events could not be delivered');
+  }
+
+  private async sendAll(): Promise<void> {
+    while (this.buffer.length > 0 && !this.gone) {
+      const batch = this.buffer.slice(0, MAX_BATCH);
+      try {
+        await this.opts.send(batch);
+        this.buffer.splice(0, batch.length);
+        this.tries = 0;
+      } catch (e) {
+        if (this.opts.isGone(e)) {
+          this.gone = true;
+          this.buffer = [];
+          return;
+        }
+        if (++this.tries >= (this.opts.maxTries ?? 3)) {
+          // Events are history, not state: never hold the attempt up for them.
+          this.opts.logger.warn({ err: (e as Error).message, dropped: batch.length }, 'job events dropped after retries');
+          this.buffer.splice(0, batch.length);
+          this.tries = 0;
+          continue;
+        }
+        this.opts.logger.debug({ err: (e as Error).message }, 'job events not delivered yet; retrying');
+        return;
+      }
+    }
+  }
+}
