@@ -29,6 +29,11 @@ export function isGone(e: unknown): boolean {
 }
 
 export class AttemptRunner {
+  /**
+   * True when `start` gave up because the coordinator stayed unreachable: the attempt never ran, so a
+   * later re-delivery of the same assignment must be taken up again, not ignored as finished.
+   */
+  neverStarted = false;
   private stopReason: StopReason | null = null;
   private execution: Execution | null = null;
   private readonly log: Logger;
@@ -49,8 +54,14 @@ export class AttemptRunner {
 
   async run(): Promise<void> {
     const { attemptId } = this.assignment;
-    const started = await this.retry('start', () => this.ctx.client.start(attemptId), this.assignment.leaseExpiresAt);
-    if (started === undefined) return;
+    let gaveUp = false;
+    const started = await this.retry('start', () => this.ctx.client.start(attemptId), this.assignment.leaseExpiresAt, () => {
+      gaveUp = true;
+    });
+    if (started === undefined) {
+      this.neverStarted = gaveUp;
+      return;
+    }
     if (started.cancel) this.stopReason ??= 'cancelled';
     if (this.stopReason) {
       await this.report(this.toReport(this.stoppedOutcome(), { logBytes: 0, logsTruncated: false }));
@@ -138,7 +149,7 @@ export class AttemptRunner {
    * deadline). 404/409: the attempt is gone, drop it (undefined). Other API errors: logged and dropped, except
    * BODY_TOO_LARGE which the caller handles.
    */
-  private async retry<T>(what: string, fn: () => Promise<T>, deadline: number | null): Promise<T | undefined> {
+  private async retry<T>(what: string, fn: () => Promise<T>, deadline: number | null, onGiveUp?: () => void): Promise<T | undefined> {
     const backoff = new Backoff(this.ctx.random);
     for (;;) {
       try {
@@ -157,6 +168,7 @@ export class AttemptRunner {
         const wait = backoff.next();
         if (this.ctx.clock.now() + wait > limit) {
           this.log.warn({ err: (e as Error).message }, `${what}: giving up, the coordinator stayed unreachable`);
+          onGiveUp?.();
           return undefined;
         }
         this.log.debug({ err: (e as Error).message, waitMs: wait }, `${what}: coordinator unreachable; retrying`);

@@ -181,6 +181,7 @@ export class NodeAgent implements RunningAgent {
       .catch((e) => this.d.logger.error({ attemptId: a.attemptId, err: (e as Error).message }, 'attempt runner failed'))
       .finally(() => {
         this.attempts.delete(a.attemptId);
+        if (runner.neverStarted) return; // the coordinator may deliver it again once reachable
         this.finished.add(a.attemptId);
         if (this.finished.size > REMEMBER_FINISHED) this.finished.delete(this.finished.values().next().value as string);
       });

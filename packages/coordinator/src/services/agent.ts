@@ -60,15 +60,23 @@ export async function heartbeat(rt: Runtime, nodeId: string, held: readonly stri
   const cancel = new Set(cancelAttemptIds);
   for (const id of heldIds) if (!activeIds.has(id)) cancel.add(id);
   for (const a of active) {
-    if (a.state === 'running' && !heldIds.has(a.id) && a.startedAt !== null && a.startedAt < now - config.leaseTtlMs) {
-      await abandon(rt, a, now);
-    }
+    if (!heldIds.has(a.id) && unheldTooLong(a, now, config.leaseTtlMs)) await abandon(rt, a, now);
   }
   return { cancel: [...cancel], heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now };
 }
 
+/**
+ * An attempt the node's heartbeats do not list for a whole lease: running since before that (the agent
+ * restarted), or assigned before that and never taken up (the agent dropped it, e.g. while the coordinator
+ * was down). Heartbeats renew every active lease of the node, so without this it would never expire.
+ */
+function unheldTooLong(a: AttemptRecord, now: number, leaseTtlMs: number): boolean {
+  if (a.state === 'running') return a.startedAt !== null && a.startedAt < now - leaseTtlMs;
+  return a.createdAt < now - leaseTtlMs;
+}
+
 async function abandon(rt: Runtime, a: AttemptRecord, now: number): Promise<void> {
-  const error = 'the node no longer runs this attempt (agent restarted?)';
+  const error = a.state === 'running' ? 'the node no longer runs this attempt (agent restarted?)' : 'the node never took up this assignment';
   const res = await rt.store.finishAttempt(
     { attemptId: a.id, nodeId: a.nodeId, outcome: 'failed', exitCode: null, error, outputDigest: outputRootDigest([]), outputs: [], metrics: { durationMs: now - (a.startedAt ?? now) }, now },
     rt.decider,
