@@ -57,15 +57,4 @@ export function buildFleet(rows: readonly NodeRow[], n: number | undefined, regi
   return picked.map((row, i) => nodeRecord(`node-${String(i).padStart(6, '0')}`, row, regions.length ? regions[i % regions.length] : undefined, now));
 }
 
-/** mulberry32: a small seeded Random for reproducible runs. */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, bytes: (k) => Uint8Array.from({ length: k }, () => Math.floor(next() * 256)) };
-}
+export { seededRandom } from '@gpux/core';

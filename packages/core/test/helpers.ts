@@ -1,20 +1,10 @@
 /** Fixtures for the scheduler tests: node records, job records, a seeded Random, a placement context. */
 import { JobSpec, type JobSpecInput, NodeAdvertisement, type NodeAdvertisementInput } from '@gpux/protocol';
-import type { JobRecord, NodeRecord, PlacementContext, Random } from '../src/index.js';
+import { type JobRecord, type NodeRecord, type PlacementContext, type Random, seededRandom } from '../src/index.js';
 
 export const T0 = 1_700_000_000_000;
 
-export function seeded(seed = 1): Random {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, bytes: (k) => Uint8Array.from({ length: k }, () => Math.floor(next() * 256)) };
-}
+export const seeded = (seed = 1): Random => seededRandom(seed);
 
 export interface NodeOpts {
   gpus?: number;

@@ -25,15 +25,4 @@ export function pickFleet(n: number, random: Random, mix: readonly NodeShape[] =
   return picked;
 }
 
-/** A small seeded Random (mulberry32) for fleets and tests; not for anything secret. */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, bytes: (k) => Uint8Array.from({ length: k }, () => Math.floor(next() * 256)) };
-}
+export { seededRandom } from '@gpux/core';
