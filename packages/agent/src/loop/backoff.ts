@@ -40,3 +40,19 @@ export const systemRandom: Random = {
   next: () => Math.random(),
   bytes: (n) => new Uint8Array(randomBytes(n)),
 };
+
+/**
+ * The close of a shipper (logs, events): flush until nothing is pending, the attempt is gone, or `deadline`
+ * (clock ms) passes, backing off between tries. Returns whether something is left undelivered.
+ */
+export async function drainUntil(
+  deadline: number,
+  s: { flush(): Promise<void>; pending(): boolean; gone(): boolean; now(): number; maxBackoffMs: number },
+): Promise<boolean> {
+  const backoff = new Backoff(systemRandom, 250, s.maxBackoffMs);
+  while (s.pending() && !s.gone() && s.now() < deadline) {
+    await s.flush();
+    if (s.pending()) await sleep(Math.min(backoff.next(), Math.max(0, deadline - s.now())));
+  }
+  return s.pending() && !s.gone();
+}

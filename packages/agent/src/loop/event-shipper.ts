@@ -1,7 +1,7 @@
 /** Ships one attempt's job events (image pulls) to the coordinator: best effort, in order, a few tries per batch. */
 import type { Clock, ExecutionEventType, Logger } from '@gpux/core';
 import type { AttemptEvent, AttemptEventBatchResponse } from '@gpux/protocol';
-import { Backoff, sleep, systemRandom } from './backoff.js';
+import { drainUntil } from './backoff.js';
 
 export interface EventShipperOptions {
   send(events: AttemptEvent[]): Promise<AttemptEventBatchResponse>;
@@ -50,12 +50,14 @@ export class EventShipper {
   /** Stops the timer and delivers the rest, retrying until `deadline` (clock ms) or the tries run out. */
   async close(deadline: number): Promise<void> {
     clearInterval(this.timer);
-    const backoff = new Backoff(systemRandom, 250, 2000);
-    while (this.buffer.length > 0 && !this.gone && this.opts.clock.now() < deadline) {
-      await this.flush();
-      if (this.buffer.length > 0) await sleep(Math.min(backoff.next(), Math.max(0, deadline - this.opts.clock.now())));
-    }
-    if (this.buffer.length > 0 && !this.gone) this.opts.logger.warn({ undelivered: this.buffer.length }, 'job events could not be delivered');
+    const left = await drainUntil(deadline, {
+      flush: () => this.flush(),
+      pending: () => this.buffer.length > 0,
+      gone: () => this.gone,
+      now: () => this.opts.clock.now(),
+      maxBackoffMs: 2000,
+    });
+    if (left) this.opts.logger.warn({ undelivered: this.buffer.length }, 'job events could not be delivered');
   }
 
   private async sendAll(): Promise<void> {

@@ -1,7 +1,7 @@
 /** Batches one attempt's log output to the coordinator: seq from 0, flush every 250 ms or 64 KiB, 10 MiB cap per attempt. */
 import type { Clock, Logger } from '@gpux/core';
 import type { LogBatchResponse, LogEntry, LogStream } from '@gpux/protocol';
-import { Backoff, sleep, systemRandom } from './backoff.js';
+import { drainUntil } from './backoff.js';
 
 export interface LogShipperOptions {
   send(entries: LogEntry[]): Promise<LogBatchResponse>;
@@ -67,12 +67,14 @@ export class LogShipper {
   /** Stops the timer and delivers the rest, retrying until `deadline` (clock ms). */
   async close(deadline: number): Promise<void> {
     clearInterval(this.timer);
-    const backoff = new Backoff(systemRandom, 250, 5000);
-    while (this.buffer.length > 0 && !this.gone && this.opts.clock.now() < deadline) {
-      await this.flush();
-      if (this.buffer.length > 0) await sleep(Math.min(backoff.next(), Math.max(0, deadline - this.opts.clock.now())));
-    }
-    if (this.buffer.length > 0 && !this.gone) this.opts.logger.warn({ undelivered: this.buffer.length }, 'log entries could not be delivered');
+    const left = await drainUntil(deadline, {
+      flush: () => this.flush(),
+      pending: () => this.buffer.length > 0,
+      gone: () => this.gone,
+      now: () => this.opts.clock.now(),
+      maxBackoffMs: 5000,
+    });
+    if (left) this.opts.logger.warn({ undelivered: this.buffer.length }, 'log entries could not be delivered');
   }
 
   private append(stream: LogStream, data: string, bytes: number): void {
