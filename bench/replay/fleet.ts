@@ -37,7 +37,7 @@ export function nodeRecord(id: string, row: NodeRow, region: string | undefined,
     simulated: true,
     ...(region ? { region } : {}),
   };
-  return { id, publicKey: id, advertisement, status: 'online', adminState: 'active', simulated: true, registeredAt: now, lastHeartbeatAt: now };
+  return { id, publicKey: id, advertisement, status: 'online', adminState: 'active', simulated: true, providerId: null, registeredAt: now, lastHeartbeatAt: now };
 }
 
 /** `n` rows following the mix of `rows` (each within one of n × its share), shuffled. */

@@ -71,5 +71,6 @@ export function jobRecord(id: string, spec: JobSpec, buyerId: string, createdAt:
     finishedAt: null,
     idempotencyKey: null,
     avoidNodeIds: [],
+    payment: null,
   };
 }

@@ -36,7 +36,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   const executor = opts.executor ?? (await createExecutor(config, { clock, nodeId: identity.nodeId, gpus: advertisement.gpus, logger }));
   const agent = new NodeAgent({
     nodeId: identity.nodeId,
-    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch }),
+    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch, ...(config.providerToken ? { providerToken: config.providerToken } : {}) }),
     executor,
     advertisement,
     clock,

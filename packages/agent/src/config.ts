@@ -10,6 +10,12 @@ export type ExecutorKind = 'docker' | 'process' | 'simulated';
 export interface AgentConfig {
   /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator. */
   coordinatorUrl: string;
+  /**
+   * GPUX_PROVIDER_TOKEN / --provider-token. The bearer token of the account that owns this node: it is paid
+   * for the node's jobs and bonds its stake. Without one the node takes only jobs of a coordinator running
+   * without a market.
+   */
+  providerToken?: string;
   /** GPUX_NODE_DIR / --data-dir. Default `$GPUX_HOME/node` ($GPUX_HOME defaults to ~/.gpux). Holds the key and work dirs. */
   dataDir: string;
   /** GPUX_NODE_EXECUTOR / --executor. 'docker' (default: jobs run isolated in containers), 'process' (host processes, trusted jobs only) or 'simulated'. */
@@ -48,6 +54,7 @@ export interface AgentConfig {
 
 export interface AgentConfigOverrides {
   coordinatorUrl?: string;
+  providerToken?: string;
   dataDir?: string;
   executor?: string;
   allowUnsafeProcess?: boolean | string;
@@ -115,6 +122,8 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   // A remote DOCKER_HOST only matters to the docker executor.
   const dockerSocket = socketOf(overrides.dockerSocket ?? nonEmpty(env.GPUX_DOCKER_SOCKET), nonEmpty(env.DOCKER_HOST), executor === 'docker' ? bad : () => {});
 
+  const providerToken = pick(overrides.providerToken, 'GPUX_PROVIDER_TOKEN');
+  if (providerToken !== undefined && !providerToken.startsWith('gpux_')) bad('providerToken', 'must be a gpux bearer token ("gpux_…"), e.g. from `gpux coordinator token create`');
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
   const name = pick(overrides.name, 'GPUX_NODE_NAME');
@@ -143,6 +152,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   };
   if (region !== undefined) config.region = region;
   if (name !== undefined) config.name = name;
+  if (providerToken !== undefined) config.providerToken = providerToken;
   return config;
 }
 

@@ -46,6 +46,8 @@ export interface CoordinatorClientOptions {
   fetch?: typeof fetch;
   /** Per-request timeout for everything but the long-poll. Default 30 s. */
   timeoutMs?: number;
+  /** Sent at registration: binds the node to the provider account (see AgentConfig.providerToken). */
+  providerToken?: string;
 }
 
 export class CoordinatorClient {
@@ -53,16 +55,22 @@ export class CoordinatorClient {
   private readonly identity: NodeIdentity;
   private readonly doFetch: typeof fetch;
   private readonly timeoutMs: number;
+  private readonly providerToken: string | undefined;
 
   constructor(opts: CoordinatorClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.identity = opts.identity;
     this.doFetch = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.providerToken = opts.providerToken;
   }
 
   register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
-    return this.call('POST', ROUTES.register.path, RegisterResponse, { publicKey: this.identity.publicKey, advertisement });
+    return this.call('POST', ROUTES.register.path, RegisterResponse, {
+      publicKey: this.identity.publicKey,
+      advertisement,
+      ...(this.providerToken ? { providerToken: this.providerToken } : {}),
+    });
   }
 
   /** `rttMs`: the round trip of the previous heartbeat, for the coordinator's latency score. */

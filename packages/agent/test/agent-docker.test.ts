@@ -37,7 +37,7 @@ describe('node agent on the docker executor', requireDocker(), () => {
   test('removes a crash’s leftover container at start, runs a job in a container, and a cancel stops its container', async (t) => {
     const dir = await tempDir(t);
     const coord = await startCoordinator(
-      loadCoordinatorConfig({}, { dataDir: join(dir, 'coord'), port: 0, heartbeatIntervalMs: 300, leaseTtlMs: 5000, logLevel: 'silent' }),
+      loadCoordinatorConfig({}, { dataDir: join(dir, 'coord'), port: 0, heartbeatIntervalMs: 300, leaseTtlMs: 5000, logLevel: 'silent', market: false }),
       { logger: pino({ level: 'silent' }) },
     );
     t.after(() => coord.close());

@@ -12,7 +12,7 @@ import { tempDir } from './helpers.js';
 type T = { after(fn: () => unknown): void };
 
 async function coordinator(t: T, dir: string, port = 0): Promise<RunningCoordinator & { token: string }> {
-  const config = loadCoordinatorConfig({}, { dataDir: dir, port, heartbeatIntervalMs: 300, leaseTtlMs: 3000, nodeOfflineAfterMs: 3000, logLevel: 'silent', retryBaseBackoffMs: 100 });
+  const config = loadCoordinatorConfig({}, { dataDir: dir, port, heartbeatIntervalMs: 300, leaseTtlMs: 3000, nodeOfflineAfterMs: 3000, logLevel: 'silent', retryBaseBackoffMs: 100, market: false });
   const c = await startCoordinator(config, { logger: pino({ level: 'silent' }) });
   t.after(() => c.close());
   return { ...c, token: c.bootstrapOperatorToken ?? '' };

@@ -3,7 +3,10 @@ import { Command, CommanderError } from 'commander';
 import { registerCoordinator } from './commands/coordinator.js';
 import { registerDev } from './commands/dev.js';
 import { registerJob } from './commands/job.js';
+import { registerMarket } from './commands/market.js';
 import { registerNode } from './commands/node.js';
+import { registerPayout } from './commands/payout.js';
+import { registerWallet } from './commands/wallet.js';
 import { type Io, processIo } from './context.js';
 import { EXIT_USAGE, reportError } from './errors.js';
 
@@ -22,6 +25,9 @@ export function buildProgram(io: Io): Command {
   registerCoordinator(program, io);
   registerNode(program, io);
   registerJob(program, io);
+  registerWallet(program, io);
+  registerMarket(program, io);
+  registerPayout(program, io);
   return program;
 }
 

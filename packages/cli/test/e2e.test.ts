@@ -93,7 +93,9 @@ describe('gpux end to end', { skip: ready ? false : 'the coordinator and agent p
     const outDir = join(tempDir(t), 'out');
     const dataDir = tempDir(t); // removed by the test even if gpux dev had to be killed
     const env = cliEnv(home);
-    const dev = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--data-dir', dataDir, '--no-sample-job'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Epochs every 300 ms, so `market prices` has readings within the test.
+    const devEnv = { ...env, GPUX_MARKET_EPOCH_MS: '300' };
+    const dev = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--data-dir', dataDir, '--no-sample-job'], { cwd: repoRoot, env: devEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let devOut = '';
     let devErr = '';
     dev.stdout.on('data', (b) => (devOut += b));
@@ -132,6 +134,43 @@ describe('gpux end to end', { skip: ready ? false : 'the coordinator and agent p
     const nodes = await gpux(['node', 'list', '--json'], env);
     assert.equal(nodes.code, 0, show(nodes));
     assert.equal(JSON.parse(nodes.stdout).nodes.length, 1);
+
+    // The money side of the same job, through the CLI: its bill, the buyer's wallet, the index, payouts.
+    const bill = await gpux(['job', 'bill', job.id, '--json'], env);
+    assert.equal(bill.code, 0, show(bill));
+    const b = JSON.parse(bill.stdout);
+    assert.equal(b.market, true);
+    assert.ok(b.charged > 0 && b.held === b.charged + b.refunded && b.inEscrow === 0, show(bill));
+    assert.deepEqual(
+      b.lines.map((l: { kind: string }) => l.kind),
+      ['escrow.hold', 'settlement', 'settlement', 'escrow.release'].filter((_, i) => i !== 1 || b.fee > 0),
+    );
+    const billText = await gpux(['job', 'bill', job.id], env);
+    assert.match(billText.stdout, /^charged: +0\.\d{6} USDC$/m, show(billText));
+
+    const balance = await gpux(['wallet', 'balance', '--json'], env);
+    const usdc = JSON.parse(balance.stdout).balances.find((x: { asset: string }) => x.asset === 'usdc');
+    assert.equal(usdc.available, 1000_000_000 - b.charged, show(balance));
+
+    const minted = await gpux(['wallet', 'deposit', '2.5'], env);
+    assert.equal(minted.code, 0, show(minted));
+    const withdraw = await gpux(['wallet', 'withdraw', '1', '--to', 'iban:TEST', '--json'], env);
+    assert.equal(withdraw.code, 0, show(withdraw));
+    const payoutId = JSON.parse(withdraw.stdout).payout.id;
+    const pending = await gpux(['payout', 'list', '--state', 'pending'], env);
+    assert.match(pending.stdout, new RegExp(payoutId), show(pending));
+    const completed = await gpux(['payout', 'complete', payoutId, '--reference', 'bank-tx-42'], env);
+    assert.equal(completed.code, 0, show(completed));
+    const after = JSON.parse((await gpux(['wallet', 'balance', '--json'], env)).stdout).balances.find((x: { asset: string }) => x.asset === 'usdc');
+    assert.equal(after.available, 1000_000_000 - b.charged + 1_500_000);
+
+    const tooPrecise = await gpux(['wallet', 'deposit', '1.0000001'], env);
+    assert.equal(tooPrecise.code, 2, show(tooPrecise));
+    assert.match(tooPrecise.stderr, /7 decimals but USDC has 6/);
+
+    const prices = await gpux(['market', 'prices'], env);
+    assert.equal(prices.code, 0, show(prices));
+    assert.match(prices.stdout, /^cpu +\d+\.\d{6} USDC/m, show(prices));
 
     dev.kill('SIGINT');
     const end = await exited;

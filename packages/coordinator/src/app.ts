@@ -6,6 +6,7 @@ import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
+import { mountMarketRoutes } from './http/routes-market.js';
 import { mountOperatorRoutes } from './http/routes-operator.js';
 import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
@@ -43,6 +44,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountAgentRoutes(app, rt);
   mountExplainRoutes(app, rt);
   mountStatsRoutes(app, rt);
+  mountMarketRoutes(app, rt);
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

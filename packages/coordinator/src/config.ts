@@ -39,6 +39,25 @@ export interface CoordinatorConfig {
   retryMaxBackoffMs: number;
   /** GPUX_PUBLIC_URL. The URL clients reach the coordinator at (shown in OpenAPI). Default: none, the listen address. */
   publicUrl: string | null;
+  /**
+   * GPUX_MARKET. `on`: jobs are paid (escrow, settlement, stake, the price index). `off`: a private cluster
+   * where jobs are free and nodes need no stake. Default on.
+   */
+  market: boolean;
+  /** GPUX_TREASURY_FEE_BPS. The treasury's share of every charge, basis points. Default 500 (5%). */
+  treasuryFeeBps: number;
+  /** GPUX_MARKET_EPOCH_MS. How often the price index moves. Default 60000. */
+  marketEpochMs: number;
+  /** GPUX_MARKET_TARGET_BPS. Utilization the index steers to, basis points. Default 8000. */
+  marketTargetBps: number;
+  /** GPUX_MARKET_MAX_STEP_BPS. Most the index moves in one epoch, basis points. Default 1250. */
+  marketMaxStepBps: number;
+  /** GPUX_SETTLE_CHUNK_MS. Running attempts settle with their provider this often. Default 300000 (5 min). */
+  settleChunkMs: number;
+  /** GPUX_UNBOND_DELAY_MS. Unbonded stake returns after this long. Default 14 days (the 7-day dispute window + 7 days). */
+  unbondDelayMs: number;
+  /** GPUX_DEV_MINT. `1`: any account may mint test funds to itself (a dev network). Default off. */
+  devMint: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -53,6 +72,15 @@ function int(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEGER)
   const v = raw.trim();
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) invalid(name, raw, `an integer from ${min} to ${max}`);
   return Number(v);
+}
+
+/** A switch written as one of two words (`[yes, no]`, e.g. on/off or 1/0); true/false are accepted too. */
+function bool(env: Env, name: string, [yes, no]: [string, string]): boolean | undefined {
+  const v = str(env, name)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (v === yes || v === 'true') return true;
+  if (v === no || v === 'false') return false;
+  return invalid(name, v, `${yes} or ${no}`);
 }
 
 function str(env: Env, name: string): string | undefined {
@@ -77,6 +105,11 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'resultBodyLimitBytes',
     'retryBaseBackoffMs',
     'retryMaxBackoffMs',
+    'marketEpochMs',
+    'marketTargetBps',
+    'marketMaxStepBps',
+    'settleChunkMs',
+    'unbondDelayMs',
   ];
   for (const k of positive) {
     const v = c[k];
@@ -85,6 +118,8 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) invalid('port', String(c.port), 'an integer from 0 to 65535');
   if (!isDbUrl(c.db)) invalid('db', c.db, DB_FORM);
   if (!LOG_LEVELS.includes(c.logLevel)) invalid('logLevel', String(c.logLevel), LOG_LEVELS.join(', '));
+  if (!Number.isInteger(c.treasuryFeeBps) || c.treasuryFeeBps < 0 || c.treasuryFeeBps > 5000) invalid('treasuryFeeBps', String(c.treasuryFeeBps), 'an integer from 0 to 5000');
+  if (c.marketTargetBps > 10_000) invalid('marketTargetBps', String(c.marketTargetBps), 'at most 10000');
   if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
   return c;
 }
@@ -120,6 +155,14 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     retryBaseBackoffMs: int(env, 'GPUX_RETRY_BASE_BACKOFF_MS', 1) ?? 2000,
     retryMaxBackoffMs: int(env, 'GPUX_RETRY_MAX_BACKOFF_MS', 1) ?? 5 * 60_000,
     publicUrl: publicUrl ?? null,
+    market: bool(env, 'GPUX_MARKET', ['on', 'off']) ?? true,
+    treasuryFeeBps: int(env, 'GPUX_TREASURY_FEE_BPS', 0, 5000) ?? 500,
+    marketEpochMs: int(env, 'GPUX_MARKET_EPOCH_MS', 1) ?? 60_000,
+    marketTargetBps: int(env, 'GPUX_MARKET_TARGET_BPS', 1, 10_000) ?? 8000,
+    marketMaxStepBps: int(env, 'GPUX_MARKET_MAX_STEP_BPS', 1, 5000) ?? 1250,
+    settleChunkMs: int(env, 'GPUX_SETTLE_CHUNK_MS', 1) ?? 5 * 60_000,
+    unbondDelayMs: int(env, 'GPUX_UNBOND_DELAY_MS', 1) ?? 14 * 24 * 3_600_000,
+    devMint: bool(env, 'GPUX_DEV_MINT', ['1', '0']) ?? false,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   return check({ ...c, ...withoutUndefined(overrides) });

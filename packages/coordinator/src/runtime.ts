@@ -18,6 +18,7 @@ import { NodeKeyCache, NonceCache } from './http/node-auth.js';
 import { SchedulingLoop } from './loops/scheduling.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { DeliveryTracker } from './services/delivery.js';
+import { PriceBook } from './services/price-book.js';
 import { Waiters } from './waiters.js';
 
 export interface CoordinatorDeps {
@@ -45,6 +46,8 @@ export interface Runtime extends CoordinatorDeps {
   nodeKeys: NodeKeyCache;
   delivery: DeliveryTracker;
   scheduling: SchedulingLoop;
+  /** Index prices and provider asks (a cache of the store, like the capacity index). */
+  book: PriceBook;
 }
 
 export function createRuntime(deps: CoordinatorDeps): Runtime {
@@ -61,6 +64,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     nonces: new NonceCache(),
     nodeKeys: new NodeKeyCache(deps.store),
     delivery: new DeliveryTracker(),
+    book: new PriceBook(deps.config.treasuryFeeBps),
   } as Omit<Runtime, 'scheduling'> as Runtime;
   rt.scheduling = new SchedulingLoop(rt);
   return rt;

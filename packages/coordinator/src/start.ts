@@ -9,6 +9,7 @@ import type { CoordinatorConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { rebuildIndex } from './loops/capacity.js';
 import { ExpiryLoop } from './loops/expiry.js';
+import { MarketLoop } from './loops/market.js';
 import { cryptoRandom } from './random.js';
 import { createRuntime } from './runtime.js';
 import { openStore } from './store/index.js';
@@ -57,11 +58,13 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     const counts = await rebuildIndex(rt);
     const app = buildApp({ store, config, clock, random, logger, runtime: rt });
     const expiry = new ExpiryLoop(rt);
+    const market = new MarketLoop(rt);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     rt.scheduling.start();
     expiry.start();
+    market.start();
     logger.info({ port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended }, 'coordinator listening');
 
     let closing: Promise<void> | undefined;
@@ -69,7 +72,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       closing ??= (async () => {
         rt.work.close();
         rt.logs.close();
-        await Promise.all([rt.scheduling.stop(), expiry.stop()]);
+        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop()]);
         await app.close();
         if (ownsStore) await store.close();
         logger.info('coordinator stopped');

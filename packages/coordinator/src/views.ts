@@ -19,6 +19,7 @@ export function jobView(j: JobRecord): JobView {
     updatedAt: j.updatedAt,
     startedAt: j.startedAt,
     finishedAt: j.finishedAt,
+    payment: j.payment,
   };
 }
 
@@ -36,6 +37,9 @@ export function attemptView(a: AttemptRecord): AttemptView {
     createdAt: a.createdAt,
     startedAt: a.startedAt,
     finishedAt: a.finishedAt,
+    price: a.price
+      ? { asset: a.price.asset, pricePerUnitHour: a.price.pricePerUnitHour, units: a.price.units, marketClass: a.price.marketClass, providerId: a.price.providerId, charged: a.settlement.charged }
+      : null,
   };
 }
 
@@ -57,6 +61,7 @@ export function nodeView(n: NodeRecord, index: CapacityIndex): NodeView {
     gpusTotal: n.advertisement.gpus.length,
     gpusBusy: usage.gpusBusy,
     activeAttempts: usage.activeAttempts,
+    providerId: n.providerId,
     registeredAt: n.registeredAt,
     lastHeartbeatAt: n.lastHeartbeatAt,
   };

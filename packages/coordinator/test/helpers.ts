@@ -33,7 +33,7 @@ export interface Harness {
 
 export async function startHarness(overrides: Partial<CoordinatorConfig> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
-  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', ...overrides });
+  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, ...overrides });
   const h: Harness = {
     dir,
     coord: await startCoordinator(config),
@@ -135,8 +135,8 @@ export class TestAgent {
     return call(this.url, method, path, { headers: sig, ...(sent !== '' ? { raw: sent } : {}) });
   }
 
-  register(o?: SignOpts) {
-    return this.request('POST', '/v1/agent/register', { publicKey: this.keys.publicKey, advertisement: this.ad }, o);
+  register(o?: SignOpts, providerToken?: string) {
+    return this.request('POST', '/v1/agent/register', { publicKey: this.keys.publicKey, advertisement: this.ad, ...(providerToken ? { providerToken } : {}) }, o);
   }
   heartbeat(activeAttemptIds: string[] = [], o?: SignOpts) {
     return this.request('POST', '/v1/agent/heartbeat', { activeAttemptIds }, o);

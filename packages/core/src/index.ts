@@ -7,3 +7,4 @@ export * from './store.js';
 export * from './lifecycle.js';
 export * from './scheduler/index.js';
 export * from './executor.js';
+export * from './market/index.js';

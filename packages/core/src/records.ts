@@ -12,6 +12,7 @@ import type {
   NodeStatus,
   OutputFile,
 } from '@gpux/protocol';
+import type { AttemptPriceRecord, AttemptSettlementRecord, JobPaymentRecord } from './market/records.js';
 import type { NodeStats } from './scheduler/node-stats.js';
 
 export type Role = 'buyer' | 'operator';
@@ -29,6 +30,8 @@ export interface JobRecord extends JobView {
   idempotencyKey: string | null;
   /** Nodes on which an attempt of this job was lost or failed for infrastructure reasons. */
   avoidNodeIds: string[];
+  /** What the job may cost; null when it was submitted without a market. */
+  payment: JobPaymentRecord | null;
 }
 
 export interface AttemptRecord {
@@ -47,6 +50,9 @@ export interface AttemptRecord {
   finishedAt: number | null;
   /** Present on members of a gang job only. */
   gang?: PlacementGang;
+  /** What the attempt pays, fixed at placement; null without a market. */
+  price: AttemptPriceRecord | null;
+  settlement: AttemptSettlementRecord;
 }
 
 /** A gang job's member: its rank, the world size and every member's node (rank 0's attempt leads the job). */
@@ -66,6 +72,8 @@ export interface NodeRecord {
   /** Why the coordinator cordoned the node (auto-cordon); present only when set. */
   adminReason?: string | null;
   simulated: boolean;
+  /** The account that owns the node: paid for its attempts, owner of its stake. */
+  providerId: string | null;
   registeredAt: number;
   lastHeartbeatAt: number;
 }
@@ -85,6 +93,8 @@ export interface NewJob {
   spec: JobSpec;
   idempotencyKey: string | null;
   now: number;
+  /** Set when the market runs: the store holds payment.held from the buyer's wallet in the same transaction. */
+  payment?: JobPaymentRecord;
 }
 
 /** One decision of the scheduling pass. */
@@ -96,6 +106,8 @@ export interface Placement {
   leaseExpiresAt: number;
   /** Members of a gang job: all are written together or none. */
   gang?: PlacementGang;
+  /** Set when the market runs: the store checks the node's free stake covers price.stakeLock, else skips the placement. */
+  price?: AttemptPriceRecord;
 }
 
 /** A node's track record as stored (see scheduler/node-stats.ts), with its admin state for the index. */

@@ -47,6 +47,7 @@ export function node(id: string, o: NodeOpts = {}): NodeRecord {
     status: o.status ?? 'online',
     adminState: o.adminState ?? 'active',
     simulated: false,
+    providerId: null,
     registeredAt: T0,
     lastHeartbeatAt: T0,
   };
@@ -74,6 +75,7 @@ export function job(over: Partial<JobSpecInput> = {}, o: { id?: string; buyerId?
     finishedAt: null,
     idempotencyKey: null,
     avoidNodeIds: o.avoid ?? [],
+    payment: null,
   };
 }
 

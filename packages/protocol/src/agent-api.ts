@@ -7,6 +7,7 @@ import { NodeAdvertisement } from './node.js';
 export const RegisterRequest = z.object({
   publicKey: z.string().describe('ed25519 public key, base64 of the 32 raw bytes'),
   advertisement: NodeAdvertisement,
+  providerToken: z.string().min(1).max(256).optional().describe("The provider's bearer token: binds the node to that account, which is paid for its work and owns its stake"),
 });
 export type RegisterRequest = z.input<typeof RegisterRequest>;
 export const RegisterResponse = z.object({

@@ -8,3 +8,5 @@ export * from './agent-api.js';
 export * from './signing.js';
 export * from './routes.js';
 export { parseJobSpec } from './parse-spec.js';
+export * from './money.js';
+export * from './market-api.js';

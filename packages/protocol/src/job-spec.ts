@@ -1,5 +1,6 @@
 /** The job spec a buyer submits (YAML or JSON through the CLI). */
 import { z } from 'zod';
+import { Asset } from './money.js';
 
 const MAX_INPUT_BYTES = 1024 * 1024;
 
@@ -77,7 +78,8 @@ export const JobSpec = z
       .int()
       .min(0)
       .optional()
-      .describe('Most the buyer pays per GPU-hour, integer minor units. Reserved for the market: inert while nodes have no asks'),
+      .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0). Absent: the market price at submission plus one epoch step'),
+    asset: Asset.optional().describe('What the job is paid with; default usdc'),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 /** Jobs, attempts, events, logs and results as the API shows them to buyers and operators. */
 import { z } from 'zod';
 import { JobSpec } from './job-spec.js';
+import { Amount, Asset } from './money.js';
 
 export const JOB_STATES = ['queued', 'assigned', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JobState = z.enum(JOB_STATES);
@@ -15,6 +16,14 @@ export const ACTIVE_ATTEMPT_STATES: readonly AttemptState[] = ['assigned', 'runn
 
 export const AttemptOutcome = z.enum(['succeeded', 'failed', 'cancelled']);
 export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
+
+export const JobPayment = z.object({
+  asset: Asset,
+  capPerUnitHour: Amount.describe('Most it pays per GPU-hour (per job-hour when CPU-only): its maxPricePerGpuHour, or the market cap at submission'),
+  units: z.number().int().describe('Priced units per node: GPUs, or 1 for a CPU-only job'),
+  held: Amount.describe('Escrow held at submission: cap × units × nodes × timeout'),
+});
+export type JobPayment = z.infer<typeof JobPayment>;
 
 export const JobView = z.object({
   id: z.string(),
@@ -32,6 +41,7 @@ export const JobView = z.object({
   updatedAt: z.number().int(),
   startedAt: z.number().int().nullable(),
   finishedAt: z.number().int().nullable(),
+  payment: JobPayment.nullable().optional().describe('What the job may cost; null when the coordinator runs without a market'),
 });
 export type JobView = z.infer<typeof JobView>;
 
@@ -48,6 +58,18 @@ export const AttemptView = z.object({
   createdAt: z.number().int(),
   startedAt: z.number().int().nullable(),
   finishedAt: z.number().int().nullable(),
+  price: z
+    .object({
+      asset: Asset,
+      pricePerUnitHour: Amount.describe('What this attempt pays per GPU-hour (per job-hour when CPU-only), fixed at placement'),
+      units: z.number().int(),
+      marketClass: z.string(),
+      providerId: z.string(),
+      charged: Amount.describe('Settled so far (provider + fee)'),
+    })
+    .nullable()
+    .optional()
+    .describe('null without a market'),
 });
 export type AttemptView = z.infer<typeof AttemptView>;
 

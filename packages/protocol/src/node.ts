@@ -56,5 +56,6 @@ export const NodeView = z.object({
   activeAttempts: z.number().int(),
   registeredAt: z.number().int(),
   lastHeartbeatAt: z.number().int(),
+  providerId: z.string().nullable().optional().describe('The account that owns the node and is paid for its work; null for a node registered without a provider token'),
 });
 export type NodeView = z.infer<typeof NodeView>;

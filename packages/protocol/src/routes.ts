@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import * as agent from './agent-api.js';
 import * as api from './api.js';
+import * as market from './market-api.js';
 
 export type Auth = 'none' | 'buyer' | 'operator' | 'node';
 
@@ -35,6 +36,25 @@ export const ROUTES = {
   uncordonNode: r({ method: 'POST', path: '/v1/nodes/:id/uncordon', auth: 'operator', summary: 'Let the node take work again', response: api.SetNodeAdminStateResponse }),
   drainNode: r({ method: 'POST', path: '/v1/nodes/:id/drain', auth: 'operator', summary: 'No new work; running attempts finish; `drained` turns true when idle', response: api.SetNodeAdminStateResponse }),
   createToken: r({ method: 'POST', path: '/v1/tokens', auth: 'operator', summary: 'Create a bearer token for a new account', body: api.CreateTokenRequest, response: api.CreateTokenResponse }),
+
+  wallet: r({ method: 'GET', path: '/v1/wallet', auth: 'buyer', summary: 'Your balances per asset: available, in escrow, pending payout', response: market.WalletResponse }),
+  walletHistory: r({ method: 'GET', path: '/v1/wallet/history', auth: 'buyer', summary: 'Your wallet statement, newest first, from the ledger postings', query: market.WalletHistoryQuery, response: market.WalletHistoryResponse }),
+  deposit: r({ method: 'POST', path: '/v1/wallet/deposits', auth: 'buyer', summary: 'Record a deposit (operators, with its external reference) or mint test funds (dev networks)', body: market.DepositRequest, response: market.TransferResponse }),
+  withdraw: r({ method: 'POST', path: '/v1/wallet/withdrawals', auth: 'buyer', summary: 'Withdraw through the settlement adapter: the amount leaves your wallet as a pending payout', body: market.WithdrawRequest, response: market.PayoutResponse }),
+  myPayouts: r({ method: 'GET', path: '/v1/wallet/payouts', auth: 'buyer', summary: 'Your payouts, newest first', query: market.ListPayoutsQuery, response: market.ListPayoutsResponse }),
+  listPayouts: r({ method: 'GET', path: '/v1/payouts', auth: 'operator', summary: 'Every payout, newest first (state=pending: the work queue of the manual adapter)', query: market.ListPayoutsQuery, response: market.ListPayoutsResponse }),
+  completePayout: r({ method: 'POST', path: '/v1/payouts/:id/complete', auth: 'operator', summary: 'Manual adapter: the payout was paid outside; record its reference', body: market.CompletePayoutRequest, response: market.PayoutResponse }),
+  rejectPayout: r({ method: 'POST', path: '/v1/payouts/:id/reject', auth: 'operator', summary: 'Manual adapter: the payout failed; the amount returns to the wallet', body: market.RejectPayoutRequest, response: market.PayoutResponse }),
+  nodeStake: r({ method: 'GET', path: '/v1/nodes/:id/stake', auth: 'buyer', summary: "A node's stake: bonded, locked by active attempts, free, unbonding (its provider or an operator)", response: market.StakeResponse }),
+  addStake: r({ method: 'POST', path: '/v1/nodes/:id/stake', auth: 'buyer', summary: "Move USDC from the provider's wallet to the node's stake", body: market.StakeRequest, response: market.StakeResponse }),
+  unstake: r({ method: 'POST', path: '/v1/nodes/:id/unstake', auth: 'buyer', summary: 'Unbond free stake; it returns to the wallet after the unbonding delay', body: market.StakeRequest, response: market.StakeResponse }),
+  marketPrices: r({ method: 'GET', path: '/v1/market/prices', auth: 'buyer', summary: 'Index price per GPU class with its recent change, utilization, supply and demand', response: market.MarketPricesResponse }),
+  priceHistory: r({ method: 'GET', path: '/v1/market/history', auth: 'buyer', summary: 'Index prices per epoch, oldest first', query: market.PriceHistoryQuery, response: market.PriceHistoryResponse }),
+  myAsks: r({ method: 'GET', path: '/v1/market/asks', auth: 'buyer', summary: 'Your asks (least you earn per GPU-hour) per class', response: market.AsksResponse }),
+  setAsk: r({ method: 'POST', path: '/v1/market/asks', auth: 'buyer', summary: 'Set or remove your ask for a class; applies to all your nodes of that class', body: market.SetAskRequest, response: market.AsksResponse }),
+  jobBill: r({ method: 'GET', path: '/v1/jobs/:id/bill', auth: 'buyer', summary: "The job's bill, line by line from the ledger postings", response: market.BillResponse }),
+  treasury: r({ method: 'GET', path: '/v1/treasury', auth: 'operator', summary: 'Treasury balance and ledger totals per asset, with the invariant check', response: market.TreasuryResponse }),
+  ledger: r({ method: 'GET', path: '/v1/ledger', auth: 'operator', summary: 'Ledger transfers with their postings, newest first', query: market.LedgerQuery, response: market.LedgerResponse }),
 
   register: r({ method: 'POST', path: '/v1/agent/register', auth: 'node', summary: 'Register or re-register a node (signed with the key in the body)', body: agent.RegisterRequest, response: agent.RegisterResponse }),
   heartbeat: r({ method: 'POST', path: '/v1/agent/heartbeat', auth: 'node', summary: 'Renew the node and its leases; returns attempts to cancel', body: agent.HeartbeatRequest, response: agent.HeartbeatResponse }),

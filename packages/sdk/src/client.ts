@@ -1,4 +1,4 @@
-/** GpuxClient: one typed method per buyer/operator route of ROUTES, plus log following and job waiting. */
+/** GpuxClient: one typed method per buyer/operator route of ROUTES, plus log following and job waiting (money routes: market.ts). */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -13,6 +13,7 @@ import {
   TERMINAL_JOB_STATES,
 } from '@gpux/protocol';
 import { GpuxApiError, GpuxConnectionError } from './errors.js';
+import { GpuxMoneyRoutes } from './market.js';
 import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
 
 export interface GpuxClientOptions {
@@ -71,17 +72,18 @@ export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export class GpuxClient {
+export class GpuxClient extends GpuxMoneyRoutes {
   readonly url: string;
-  private readonly cfg: TransportConfig;
   private readonly submitRetries: number;
   private readonly retryDelayMs: number;
 
   constructor(opts: GpuxClientOptions) {
-    this.url = normalizeBaseUrl(opts.url);
+    const url = normalizeBaseUrl(opts.url);
     // Look fetch up per call by default, so a replaced global (tests, instrumentation) is honoured.
     const fetchImpl: FetchLike = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.cfg = { baseUrl: this.url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    const cfg: TransportConfig = { baseUrl: url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    super(cfg);
+    this.url = url;
     this.submitRetries = opts.submitRetries ?? 4;
     this.retryDelayMs = opts.retryDelayMs ?? 250;
   }

@@ -1,4 +1,5 @@
 /** @gpux/sdk: a typed client of the gpux /v1 API for buyers and operators. Depends only on @gpux/protocol. */
 export * from './client.js';
 export * from './errors.js';
+export * from './market.js';
 export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';

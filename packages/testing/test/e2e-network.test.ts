@@ -1,7 +1,9 @@
 /**
  * The whole network in separate processes: one coordinator and three node agents (the real CLI), 30 jobs.
  * One agent is killed mid-job (its job completes elsewhere); the coordinator is SIGKILLed and restarted
- * mid-run (no acknowledged job is lost). Runs on SQLite and on PostgreSQL.
+ * mid-run (no acknowledged job is lost). The jobs are paid: the buyer's funds are held in escrow, the
+ * nodes are staked by their provider, running attempts settle in chunks, and at the end every job's bill
+ * adds up and the ledger balances, crashes and all. Runs on SQLite and on PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -28,7 +30,13 @@ const fastTiming = {
   GPUX_SCHEDULE_PASS_MS: '100',
   GPUX_EXPIRY_PASS_MS: '200',
   GPUX_LOG_LEVEL: 'warn',
+  // The market runs fast too: the index moves every 2 s and running attempts settle every second.
+  GPUX_MARKET_EPOCH_MS: '2000',
+  GPUX_SETTLE_CHUNK_MS: '1000',
 };
+const USDC = 1_000_000;
+const BUYER_FUNDS = 100 * USDC;
+const STAKE = 50 * USDC;
 
 function jobSpec(i: number) {
   const seconds = (2 + (i % 3) * 0.5).toFixed(1);
@@ -46,6 +54,7 @@ async function runNetwork(dbUrl: string) {
   const dir = tempDir('gpux-e2e');
   const store = await openStore(dbUrl);
   const { token } = await issueToken(store, { role: 'operator', name: 'e2e' }, systemClock, random);
+  const provider = await issueToken(store, { role: 'buyer', name: 'e2e-provider' }, systemClock, random);
   await store.close();
 
   const port = await freePort();
@@ -61,13 +70,23 @@ async function runNetwork(dbUrl: string) {
     await ready();
     for (let i = 0; i < 3; i++) {
       agents.push(
-        spawnGpux(['node', 'start', '--coordinator', url, '--executor', 'process', '--allow-unsafe-process', '--data-dir', join(dir.path, `node-${i}`)], env),
+        spawnGpux(
+          ['node', 'start', '--coordinator', url, '--provider-token', provider.token, '--executor', 'process', '--allow-unsafe-process', '--data-dir', join(dir.path, `node-${i}`)],
+          env,
+        ),
       );
     }
     const nodes = await waitFor('3 nodes online', async () => {
       const { nodes } = await client.listNodes({ status: 'online' });
       return nodes.length === 3 ? nodes : undefined;
     });
+
+    // Money in: the operator records deposits (with their external references) for itself, the buyer here,
+    // and for the provider, who stakes each of its nodes.
+    await client.deposit({ asset: 'usdc', amount: BUYER_FUNDS, reference: 'e2e-buyer-funding' });
+    await client.deposit({ asset: 'usdc', amount: 3 * STAKE, reference: 'e2e-provider-funding', accountId: provider.accountId });
+    const providerClient = new GpuxClient({ url, token: provider.token });
+    for (const n of nodes) await providerClient.addStake(n.id, STAKE);
 
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) ids.push((await client.submitJob(jobSpec(i))).job.id);
@@ -143,6 +162,26 @@ async function runNetwork(dbUrl: string) {
       victim.events.some((e) => e.type === 'attempt.lost'),
       'the loss is in the job history',
     );
+
+    // Money: each bill adds up, nothing is left in escrow, providers and the treasury got what buyers paid,
+    // and the ledger balances — across an agent SIGKILL and a coordinator SIGKILL.
+    let charged = 0;
+    let fees = 0;
+    for (const id of ids) {
+      const bill = await client.jobBill(id);
+      assert.equal(bill.inEscrow, 0, `job ${id} left nothing in escrow`);
+      assert.equal(bill.held - bill.charged - bill.refunded, 0, `job ${id}: held = charged + refunded`);
+      assert.ok(bill.charged > 0, `job ${id} was paid for`);
+      assert.ok(bill.charged <= bill.held, `job ${id} paid at most its hold`);
+      charged += bill.charged;
+      fees += bill.fee;
+    }
+    const buyerWallet = (await client.wallet()).balances.find((b) => b.asset === 'usdc');
+    assert.deepEqual([buyerWallet?.available, buyerWallet?.inEscrow], [BUYER_FUNDS - charged, 0]);
+    const providerWallet = (await providerClient.wallet()).balances.find((b) => b.asset === 'usdc');
+    assert.equal(providerWallet?.available, charged - fees, 'the provider earned every charge but the fee (its stake stays bonded)');
+    const totals = (await client.treasury()).assets.find((a) => a.asset === 'usdc');
+    assert.deepEqual([totals?.treasury, totals?.minted, totals?.balanced], [fees, BUYER_FUNDS + 3 * STAKE, true]);
   } finally {
     await Promise.all(agents.map((a) => a.stop('SIGTERM', 5_000)));
     await coordinator.stop('SIGTERM', 5_000);

@@ -1,4 +1,5 @@
 /** Submit the dev sample job, follow its logs, and print its result digest. */
+import { formatAmount } from '@gpux/protocol';
 import type { GpuxClient } from '@gpux/sdk';
 import type { Io } from '../context.js';
 import { writeLogEntry } from '../job-format.js';
@@ -25,5 +26,11 @@ export async function runSampleJob(io: Io, client: GpuxClient, signal: AbortSign
   say(`sample job ${job.id} succeeded (exit code ${result.exitCode}); output digest ${result.outputDigest}`);
   for (const o of result.outputs) say(`  ${o.path}  ${formatBytes(o.size)}  sha256 ${o.sha256}`);
   say(`  gpux job result ${job.id} --out ./outputs   # writes them here`);
+  const bill = await client.jobBill(job.id, { signal });
+  if (bill.market) {
+    const m = (n: number) => formatAmount(n, bill.asset);
+    say(`sample job ${job.id} cost ${m(bill.charged)} (${m(bill.toProviders)} to the provider, ${m(bill.fee)} treasury fee); ${m(bill.refunded)} of the ${m(bill.held)} hold returned`);
+    say(`  gpux job bill ${job.id}   # line by line`);
+  }
   return true;
 }

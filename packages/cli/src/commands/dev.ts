@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CoordinatorConfig } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
+import { formatAmount } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { type Io, intArg } from '../context.js';
@@ -13,6 +14,7 @@ import { warnLogger } from '../cli-logger.js';
 import { DEV_LOCAL_LABEL, sampleJobSpec } from '../sample-job.js';
 import { waitForShutdown } from '../signals.js';
 import { UNSAFE_PROCESS_NOTE } from './node.js';
+import { fundDevNetwork } from './dev-funds.js';
 import { runSampleJob } from './dev-sample.js';
 
 interface DevFlags {
@@ -62,6 +64,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       host: '127.0.0.1', // the local node may run jobs unsandboxed (process executor): never expose this network
       port: flags.port,
       logLevel: (io.env.GPUX_LOG_LEVEL ?? 'warn') as CoordinatorConfig['logLevel'],
+      devMint: true, // a dev network: accounts may mint test funds
     });
     mkdirSync(config.dataDir, { recursive: true });
     const coord = await startCoordinator(config).catch((err: unknown) => {
@@ -71,6 +74,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
 
     const operatorToken = coord.bootstrapOperatorToken ?? (await issueToken(coord.store, { role: 'operator', name: 'dev-operator' }, systemClock, cryptoRandom)).token;
     const buyerToken = (await issueToken(coord.store, { role: 'buyer', name: 'dev-buyer' }, systemClock, cryptoRandom)).token;
+    const providerToken = (await issueToken(coord.store, { role: 'buyer', name: 'dev-provider' }, systemClock, cryptoRandom)).token;
 
     const agentConfig = loadAgentConfig(io.env, {
       coordinatorUrl: coord.url,
@@ -79,14 +83,19 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       allowUnsafeProcess: choice.kind === 'process',
       labels: { [DEV_LOCAL_LABEL]: 'true' },
       logLevel: io.env.GPUX_LOG_LEVEL ?? 'warn',
+      providerToken,
     });
     const agent = await startAgent(agentConfig, io.env.GPUX_LOG_LEVEL ? {} : { logger });
     cleanups.push(['local node', () => agent.stop()]);
 
+    const nodeIds = [agent.nodeId];
     if (flags.simulatedNodes > 0) {
-      const sims = await startSimulatedNodes(flags.simulatedNodes, { coordinatorUrl: coord.url, dataDir: join(dataDir, 'simulated'), random: cryptoRandom, logger });
+      const sims = await startSimulatedNodes(flags.simulatedNodes, { coordinatorUrl: coord.url, dataDir: join(dataDir, 'simulated'), random: cryptoRandom, logger, providerToken });
       cleanups.push(['simulated nodes', () => sims.stop()]);
+      nodeIds.push(...sims.nodes.map((n) => n.nodeId));
     }
+    const buyerClient = new GpuxClient({ url: coord.url, token: buyerToken });
+    const funds = config.market ? await fundDevNetwork(buyerClient, new GpuxClient({ url: coord.url, token: providerToken }), nodeIds, interrupted.signal) : undefined;
     const profilePath = writeProfile(io.env, { url: coord.url, token: buyerToken, operatorToken });
 
     say(`gpux dev: a local network in ${dataDir}${flags.dataDir ? '' : ' (removed on exit)'}`);
@@ -99,15 +108,18 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
     if (flags.simulatedNodes > 0) say(`simulated nodes: ${flags.simulatedNodes}`);
     say(`operator token: ${operatorToken}`);
     say(`buyer token: ${buyerToken}`);
+    say(`provider token: ${providerToken} (owns the nodes; earns what they are paid)`);
+    if (funds) say(`test funds: ${formatAmount(funds.buyerFunds, 'usdc')} minted to the buyer; each node staked ${formatAmount(funds.stakePerNode, 'usdc')}`);
+    else say('market: off (GPUX_MARKET=off): jobs are free');
     say(`profile: ${profilePath} (url and tokens; \`gpux job …\` in another terminal needs no flags)`);
     say('try:');
     say('  npx gpux job submit examples/hello.yaml --wait');
     say('  npx gpux job list');
     say('  npx gpux node list');
+    say('  npx gpux wallet balance && npx gpux market prices');
 
     if (flags.sampleJob) {
-      const client = new GpuxClient({ url: coord.url, token: buyerToken });
-      const ok = await runSampleJob(io, client, interrupted.signal).catch((err: unknown) => {
+      const ok = await runSampleJob(io, buyerClient, interrupted.signal).catch((err: unknown) => {
         if (interrupted.signal.aborted) return false;
         io.err.write(formatError(err, io.env.GPUX_DEBUG === '1'));
         return false;

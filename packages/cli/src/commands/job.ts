@@ -1,12 +1,14 @@
-/** `gpux job …`: submit, list, get, logs, result, cancel. */
+/** `gpux job …`: submit, list, get, logs, result, cancel, bill. */
+import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
 import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
-import { formatBytes, formatKeyValues, formatTable, toJson } from '../output.js';
+import { formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
+import { money, signedMoney } from './wallet.js';
 
 interface Flags {
   json?: boolean;
@@ -107,6 +109,13 @@ export function registerJob(program: Command, io: Io): void {
 
   registerExplain(job, io);
 
+  jsonOption(connectionOptions(job.command('bill').description('what the job cost: held, charged, fee, refunded, line by line').argument('<id>', 'job id'))).action(
+    async (id: string, flags: Flags) => {
+      const res = await clientFor(io, flags, 'buyer').jobBill(id);
+      io.out.write(flags.json ? toJson(res) : formatBill(res));
+    },
+  );
+
   jsonOption(connectionOptions(job.command('cancel').description('cancel a job; a running attempt stops within one heartbeat').argument('<id>', 'job id'))).action(
     async (id: string, flags: Flags) => {
       const res = await clientFor(io, flags, 'buyer').cancelJob(id);
@@ -114,4 +123,30 @@ export function registerJob(program: Command, io: Io): void {
       else io.out.write(res.job.state === 'cancelled' ? `job ${id} cancelled\n` : `job ${id}: cancel requested (${res.job.state})\n`);
     },
   );
+}
+
+/** The bill: totals, then each ledger line signed from the buyer's point of view (a charge is negative). */
+export function formatBill(b: BillResponse): string {
+  if (!b.market) return `job ${b.jobId} ran free: this coordinator runs without a market\n`;
+  const m = (n: number) => money(n, b.asset);
+  let out = formatKeyValues([
+    ['job', b.jobId],
+    ['asset', ASSET_SYMBOL[b.asset]],
+    ['cap per unit-hour', `${m(b.capPerUnitHour)} (per GPU-hour; per job-hour when CPU-only)`],
+    ['held', m(b.held)],
+    ['charged', m(b.charged)],
+    ['  to providers', m(b.toProviders)],
+    ['  fee', m(b.fee)],
+    ['refunded', m(b.refunded)],
+    ['in escrow', m(b.inEscrow)],
+  ]);
+  if (b.lines.length === 0) return out;
+  out += `\n${formatTable(b.lines, [
+    { header: 'TIME', value: (l) => formatTime(l.at) },
+    { header: 'KIND', value: (l) => l.kind },
+    { header: 'ATTEMPT', value: (l) => l.attemptId },
+    { header: 'AMOUNT', value: (l) => signedMoney(l.amount, b.asset), align: 'right' },
+    { header: 'MEMO', value: (l) => l.memo },
+  ])}`;
+  return out;
 }

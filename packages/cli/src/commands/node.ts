@@ -1,11 +1,15 @@
-/** `gpux node start` (run an agent) and the operator commands list/get/cordon/uncordon/drain. */
-import type { NodeView } from '@gpux/protocol';
+/**
+ * `gpux node start` (run an agent), the operator commands list/get/cordon/uncordon/drain, and the provider
+ * commands `node price` (asks per class) and `node stake` (bond USDC behind a node).
+ */
+import { type AskView, formatAmount, type NodeView, SetAskRequest, type StakeView } from '@gpux/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { type Column, formatAge, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { readProfile } from '../profile.js';
 import { waitForShutdown } from '../signals.js';
+import { money, parseAmountArg } from './wallet.js';
 
 interface Flags {
   json?: boolean;
@@ -15,6 +19,7 @@ interface Flags {
 
 interface StartFlags {
   coordinator?: string;
+  providerToken?: string;
   executor?: string;
   allowUnsafeProcess?: boolean;
   dataDir?: string;
@@ -84,12 +89,13 @@ function formatNode(n: NodeView): string {
 }
 
 export function registerNode(program: Command, io: Io): void {
-  const node = program.command('node').description('run a node agent, and administer nodes (operator token)');
+  const node = program.command('node').description('run a node agent, administer nodes (operator token), set prices and stake (provider token)');
 
   node
     .command('start')
     .description('run a node agent until Ctrl-C or SIGTERM')
     .option('--coordinator <url>', 'coordinator URL (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
+    .option('--provider-token <token>', 'token of the account that owns this node, is paid for its jobs and stakes it (default $GPUX_PROVIDER_TOKEN)')
     .option('--executor <kind>', 'docker (default: each job in an isolated container), process or simulated')
     .option('--allow-unsafe-process', 'let the process executor run jobs as host processes (trusted jobs only)')
     .option('--allow-network', 'give a network to the containers of jobs that ask for one (default: none)')
@@ -106,6 +112,7 @@ export function registerNode(program: Command, io: Io): void {
       const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
       const config = loadAgentConfig(io.env, {
         coordinatorUrl: flags.coordinator ?? fallbackUrl,
+        providerToken: flags.providerToken,
         executor: flags.executor,
         allowUnsafeProcess: flags.allowUnsafeProcess,
         dataDir: flags.dataDir,
@@ -171,4 +178,122 @@ export function registerNode(program: Command, io: Io): void {
       io.out.write(`node ${n.id} is now ${n.adminState}${n.adminState === 'draining' ? (n.drained ? ' (drained)' : ` (${n.activeAttempts} attempt(s) still running)`) : ''}\n`);
     });
   }
+
+  registerNodePrice(node, io);
+  registerNodeStake(node, io);
+}
+
+// ---- provider: asks ----
+
+/** Asks carry no asset; both assets have 6 decimals, so the number reads the same in either. */
+export function formatAsks(asks: readonly AskView[]): string {
+  if (asks.length === 0) return 'no asks: set one with `gpux node price set CLASS PRICE`\n';
+  return formatTable(asks, [
+    { header: 'CLASS', value: (a) => a.class },
+    { header: 'ASK/GPU-HOUR', value: (a) => formatAmount(a.pricePerGpuHour, 'usdc', { symbol: false }), align: 'right' },
+    { header: 'UPDATED', value: (a) => formatTime(a.updatedAt) },
+  ]);
+}
+
+/** CLASS and PRICE of `node price set`: PRICE is a decimal, or "none" to remove the ask. Usage errors before any request. */
+export function parseAskArgs(classText: string, priceText: string): { class: string; pricePerGpuHour: number | null } {
+  const cls = SetAskRequest.shape.class.safeParse(classText);
+  if (!cls.success) throw usageError(`CLASS "${classText}" ${cls.error.issues[0]?.message ?? 'is invalid'} (see \`gpux market prices\`)`);
+  if (priceText.trim().toLowerCase() === 'none') return { class: classText, pricePerGpuHour: null };
+  return { class: classText, pricePerGpuHour: parseAmountArg('PRICE', priceText, 'usdc', { allowZero: true }) };
+}
+
+function registerNodePrice(node: Command, io: Io): void {
+  const price = node.command('price').description('your asks: the least you earn per GPU-hour after the fee, per class (provider token)');
+
+  jsonOption(
+    connectionOptions(
+      price
+        .command('set')
+        .description('set your ask for a class (all your nodes of that class); "none" removes it')
+        .argument('<class>', 'a class like nvidia-h100-80gb or cpu')
+        .argument('<price>', 'per GPU-hour as a decimal, e.g. 2.5, or none'),
+    ),
+  ).action(async (classText: string, priceText: string, flags: Flags) => {
+    const ask = parseAskArgs(classText, priceText);
+    const res = await clientFor(io, flags, 'buyer').setAsk(ask.class, ask.pricePerGpuHour);
+    if (flags.json) return void io.out.write(toJson(res));
+    io.out.write(
+      ask.pricePerGpuHour === null
+        ? `ask for ${ask.class} removed\n`
+        : `ask for ${ask.class}: ${formatAmount(ask.pricePerGpuHour, 'usdc', { symbol: false })} per GPU-hour after the fee, for all your ${ask.class} nodes\n`,
+    );
+    io.out.write(formatAsks(res.asks));
+  });
+
+  jsonOption(connectionOptions(price.command('list').description('your asks per class'))).action(async (flags: Flags) => {
+    const res = await clientFor(io, flags, 'buyer').myAsks();
+    io.out.write(flags.json ? toJson(res) : formatAsks(res.asks));
+  });
+}
+
+// ---- provider: stake ----
+
+export function formatStake(s: StakeView, now: number): string {
+  const unbonding = s.unbonding.reduce((sum, u) => sum + u.amount, 0);
+  const head = formatKeyValues([
+    ['node', s.nodeId],
+    ['provider', s.providerId],
+    ['staked', money(s.staked, s.asset)],
+    ['locked', `${money(s.locked, s.asset)} (backs active attempts)`],
+    ['free', money(s.free, s.asset)],
+    ['unbonding', money(unbonding, s.asset)],
+  ]);
+  if (s.unbonding.length === 0) return head;
+  return `${head}\n${formatTable(s.unbonding, [
+    { header: 'UNBONDING', value: (u) => u.id },
+    { header: 'AMOUNT', value: (u) => money(u.amount, s.asset), align: 'right' },
+    { header: 'RELEASES', value: (u) => `${formatTime(u.releaseAt)} (${releaseIn(u.releaseAt, now)})` },
+  ])}`;
+}
+
+const releaseIn = (at: number, now: number) => (at <= now ? 'due' : `in ${formatDuration(at - now)}`);
+
+/** After `node stake withdraw`: the unbonding just made is the latest of that amount. */
+export function formatUnbond(s: StakeView, amount: number, now: number): string {
+  const mine = s.unbonding.filter((u) => u.amount === amount);
+  const latest = (mine.length ? mine : s.unbonding).reduce<StakeView['unbonding'][number] | undefined>((a, u) => (a === undefined || u.releaseAt > a.releaseAt ? u : a), undefined);
+  const when = latest ? ` at ${formatTime(latest.releaseAt)} (${releaseIn(latest.releaseAt, now)})` : ' after the unbonding delay';
+  return `unbonding ${money(amount, s.asset)} from node ${s.nodeId}: it returns to your wallet${when}; ${money(s.free, s.asset)} stays free\n`;
+}
+
+function registerNodeStake(node: Command, io: Io): void {
+  const stake = node.command('stake').description("USDC bonded behind a node: it backs the node's jobs (provider token)");
+
+  jsonOption(connectionOptions(stake.command('show').description("a node's stake: bonded, locked, free, unbonding").argument('<node>', 'node id'))).action(
+    async (nodeId: string, flags: Flags) => {
+      const res = await clientFor(io, flags, 'buyer').nodeStake(nodeId);
+      io.out.write(flags.json ? toJson(res) : formatStake(res.stake, Date.now()));
+    },
+  );
+
+  jsonOption(
+    connectionOptions(
+      stake.command('add').description("move USDC from your wallet to the node's stake").argument('<node>', 'node id').argument('<amount>', 'USDC as a decimal, e.g. 100'),
+    ),
+  ).action(async (nodeId: string, amountText: string, flags: Flags) => {
+    const amount = parseAmountArg('AMOUNT', amountText, 'usdc');
+    const res = await clientFor(io, flags, 'buyer').addStake(nodeId, amount);
+    if (flags.json) return void io.out.write(toJson(res));
+    io.out.write(`staked ${money(amount, 'usdc')} on node ${nodeId}\n${formatStake(res.stake, Date.now())}`);
+  });
+
+  jsonOption(
+    connectionOptions(
+      stake
+        .command('withdraw')
+        .description('unbond free stake; it returns to your wallet after the unbonding delay')
+        .argument('<node>', 'node id')
+        .argument('<amount>', 'USDC as a decimal, e.g. 50'),
+    ),
+  ).action(async (nodeId: string, amountText: string, flags: Flags) => {
+    const amount = parseAmountArg('AMOUNT', amountText, 'usdc');
+    const res = await clientFor(io, flags, 'buyer').unstake(nodeId, amount);
+    io.out.write(flags.json ? toJson(res) : formatUnbond(res.stake, amount, Date.now()));
+  });
 }

@@ -6,7 +6,7 @@ import { pollWork } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 
 export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
-  mountRoute(app, rt, 'register', ({ nodeId, body }) => register(rt, nodeId, body.publicKey, body.advertisement));
+  mountRoute(app, rt, 'register', ({ nodeId, body }) => register(rt, nodeId, body.publicKey, body.advertisement, body.providerToken));
   mountRoute(app, rt, 'heartbeat', ({ nodeId, body }) => {
     if (body.rttMs !== undefined) rt.index.noteRtt(nodeId, body.rttMs); // feeds the latency score
     return heartbeat(rt, nodeId, body.activeAttemptIds);

@@ -3,8 +3,9 @@
  * performance), then every active attempt's reservation (with its buyer, for fair share, and gang flag).
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
-import { jobCpu, type JobRecord, jobMemoryMb } from '@gpux/core';
+import { jobCpu, type JobRecord, jobMemoryMb, type NodeRecord } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
+import { applyNodeAsks } from '../services/market.js';
 
 const PAGE = 1000;
 
@@ -12,10 +13,12 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
   const { store, index, offlineNodes } = rt;
   let nodes = 0;
   let cursor: string | undefined;
+  const nodeRecords: NodeRecord[] = [];
   do {
     const page = await store.listNodes({ limit: PAGE, ...(cursor ? { cursor } : {}) });
     for (const n of page.items) {
       index.upsertNode(n);
+      nodeRecords.push(n);
       if (n.status === 'offline') offlineNodes.add(n.id);
       nodes++;
     }
@@ -27,6 +30,9 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
     statsAt = Math.max(statsAt, r.updatedAt);
   }
   rt.scheduling.statsSince = statsAt;
+  rt.book.load(await store.latestPrices(), await store.listAsks());
+  for (const n of nodeRecords) applyNodeAsks(rt, n.id, n.providerId, n.advertisement.gpus);
+  for (const s of await store.listStakes()) index.setStake(s.nodeId, s.staked);
   const jobs = new Map<string, JobRecord | undefined>();
   const active = await store.listActiveAttempts();
   for (const a of active) {
@@ -41,6 +47,7 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
       jobId: a.jobId,
       ...(job ? { buyerId: job.buyerId } : {}),
       ...(a.gang ? { gang: true } : {}),
+      ...(a.price ? { stakeLock: a.price.stakeLock } : {}),
     });
   }
   return { nodes, attempts: active.length };

@@ -6,6 +6,7 @@
  */
 import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
+import { pricePlacements } from '../services/market.js';
 import { refreshNodeStats, releaseEndedGangs } from './capacity.js';
 
 export class SchedulingLoop {
@@ -89,7 +90,9 @@ export class SchedulingLoop {
     }
     // Start the next claim at the last buyer served (ids may not carry a NUL for "just after" on PostgreSQL).
     this.fromBuyer = jobs.at(-1)?.buyerId ?? '';
-    const placements = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random });
+    const proposed = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random });
+    const { priced: placements, dropped } = pricePlacements(this.rt, new Map(jobs.map((j) => [j.id, j])), proposed);
+    for (const p of dropped) index.release(p.attemptId);
     this.backlog = placements.length < jobs.length;
     if (placements.length === 0) return false;
     let written: Set<string>;

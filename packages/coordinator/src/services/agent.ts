@@ -16,12 +16,24 @@ import {
 } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { hashToken } from '../tokens.js';
+import { applyNodeAsks } from './market.js';
 
-export async function register(rt: Runtime, nodeId: string, publicKey: string, advertisement: NodeAdvertisement): Promise<RegisterResponse> {
+/** The account a provider token names; a token that is unknown is refused, so a typo never registers an unpaid node. */
+async function providerOf(rt: Runtime, providerToken: string | undefined): Promise<string | undefined> {
+  if (providerToken === undefined) return undefined;
+  const t = await rt.store.findTokenByHash(hashToken(providerToken));
+  if (!t) throw new GpuxError('UNAUTHORIZED', 'the provider token is unknown or revoked: create one with `gpux coordinator token create` and pass it as --provider-token');
+  return t.accountId;
+}
+
+export async function register(rt: Runtime, nodeId: string, publicKey: string, advertisement: NodeAdvertisement, providerToken?: string): Promise<RegisterResponse> {
   const now = rt.clock.now();
-  const node = await rt.store.registerNode({ id: nodeId, publicKey, advertisement, now });
+  const providerId = await providerOf(rt, providerToken);
+  const node = await rt.store.registerNode({ id: nodeId, publicKey, advertisement, now, ...(providerId ? { providerId } : {}) });
   rt.nodeKeys.remember(nodeId, publicKey);
   rt.index.upsertNode(node);
+  applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
   rt.offlineNodes.delete(nodeId);
   rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length }, 'node registered');
   rt.scheduling.kick();

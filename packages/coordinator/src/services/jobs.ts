@@ -1,10 +1,11 @@
 /** Buyer-side job operations: submit (idempotent), list, get, cancel. Visibility: buyers see only their own. */
-import { GpuxError, type JobRecord, newId } from '@gpux/core';
+import { GpuxError, isGpuxError, type JobRecord, newId } from '@gpux/core';
 import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
-import { JOB_STATES } from '@gpux/protocol';
+import { formatAmount, JOB_STATES } from '@gpux/protocol';
 import { canSeeBuyer, type Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
 import { attemptView, eventView, jobView } from '../views.js';
+import { paymentFor } from './market.js';
 
 const EVENTS_PER_JOB = 1000;
 
@@ -28,7 +29,15 @@ function canonical(v: unknown): string {
 
 export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
   const now = rt.clock.now();
-  const { job, created } = await rt.store.submitJob({ id: newId('job', now, rt.random), buyerId: p.accountId, spec, idempotencyKey, now });
+  const payment = paymentFor(rt, spec);
+  const { job, created } = await rt.store
+    .submitJob({ id: newId('job', now, rt.random), buyerId: p.accountId, spec, idempotencyKey, now, ...(payment ? { payment } : {}) })
+    .catch((err: unknown) => {
+      if (!(isGpuxError(err) && err.code === 'INSUFFICIENT_FUNDS' && payment)) throw err;
+      const c = payment;
+      const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${spec.resources.gpu.count > 0 ? 'GPU' : 'job'}-hour × ${c.units} × ${spec.nodes ?? 1} node(s) × ${spec.timeoutSeconds} s)`;
+      throw new GpuxError('INSUFFICIENT_FUNDS', `${why}; ${err.message} — deposit funds (gpux wallet deposit), or lower maxPricePerGpuHour or timeoutSeconds`, { cause: err });
+    });
   if (!created && canonical(job.spec) !== canonical(spec)) {
     throw new GpuxError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key ${JSON.stringify(idempotencyKey)} was used for job ${job.id} with a different spec`);
   }

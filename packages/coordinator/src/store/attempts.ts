@@ -1,13 +1,18 @@
-/** Attempt verbs: read, start, finish (idempotent, with outputs), and the lease side (expire, extend). */
+/**
+ * Attempt verbs: read, start, finish (idempotent, with outputs, settling the attempt's money), and the lease
+ * side (expire, extend). A lost attempt is not settled further: the runtime since its last chunk is the
+ * provider's loss.
+ */
 import { type AttemptRecord, type FinishAttemptInput, GpuxError, type JobRecord, type LostAttempt, type TransitionDecider } from '@gpux/core';
 import type { AttemptState, OutputFile } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
-import { insertEvents } from './events.js';
+import { insertEvents, type NewEvent } from './events.js';
 import { selectJobRow } from './jobs.js';
 import { recordAttemptOutcome } from './node-stats.js';
 import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
 import type { Database } from './schema.js';
+import { settleAttemptIn } from './settlement.js';
 import { moveJobAfterAttempt } from './transition.js';
 
 const ACTIVE: AttemptState[] = ['assigned', 'running'];
@@ -101,7 +106,7 @@ export function finishAttempt(
       const why = a.state === 'lost' ? ' (its lease expired first)' : '';
       throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state}${why}; a different result cannot replace it`);
     }
-    const ended = await trx
+    let ended = await trx
       .updateTable('attempts')
       .set({
         state: input.outcome,
@@ -117,6 +122,12 @@ export function finishAttempt(
       .executeTakeFirstOrThrow();
     const outputRows = input.outputs.map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null }));
     for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
+    // The attempt's final settlement comes before the job moves, so a finished job releases only what is left.
+    let charged: NewEvent[] = [];
+    if (ended.price_asset !== null) {
+      const job = await jobOf(trx, ctx, a, true);
+      ({ row: ended, events: charged } = await settleAttemptIn(trx, ctx, ended, job.spec.timeoutSeconds, input.now));
+    }
     const end = { outcome: input.outcome, exitCode: input.exitCode, error: input.error };
     const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, input.now);
     await recordAttemptOutcome(trx, ctx, {
@@ -136,6 +147,7 @@ export function finishAttempt(
         type: 'attempt.finished',
         data: { attemptId: a.id, nodeId: a.node_id, outcome: input.outcome, exitCode: input.exitCode, error: input.error, outputDigest: input.outputDigest },
       },
+      ...charged,
       ...moved.events,
     ]);
     return { attempt: attemptFromRow(ended), job: moved.job, duplicate: false };

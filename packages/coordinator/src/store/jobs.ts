@@ -1,12 +1,13 @@
-/** Job verbs: submit (idempotent), read, list, cancel, count. */
+/** Job verbs: submit (idempotent, holding the job's escrow), read, list, cancel (releasing it), count. */
 import { GpuxError, type JobRecord, jobPriority, type NewJob, type Page, PRIORITY_RANK } from '@gpux/core';
 import { JOB_STATES, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
-import { type JobRow, jobFromRow } from './rows.js';
+import { type JobRow, jobFromRow, paymentColumns } from './rows.js';
 import type { Database } from './schema.js';
+import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
 
 export const CANCELLED_BY_BUYER = 'cancelled by the buyer';
 
@@ -46,6 +47,7 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       cancel_requested: 0,
       avoid_node_ids: '[]',
       priority: PRIORITY_RANK[jobPriority(job.spec)],
+      ...paymentColumns(job.payment),
       created_at: job.now,
       updated_at: job.now,
       started_at: null,
@@ -63,6 +65,8 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       if (winner) return { job: jobFromRow(winner), created: false };
     }
     if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
+    // Only a new job holds: a short wallet throws INSUFFICIENT_FUNDS and the insert above rolls back with it.
+    await holdEscrowIn(trx, job);
     await insertEvents(trx, ctx, [
       { at: job.now, subject: 'job', subjectId: job.id, type: 'job.submitted', data: { buyerId: job.buyerId, name: job.spec.name, idempotencyKey: key } },
     ]);
@@ -119,8 +123,13 @@ export function requestCancel(ctx: StoreContext, jobId: string, now: number): Pr
         .where('id', '=', jobId)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: jobId, type: 'job.cancelled', data: { reason: CANCELLED_BY_BUYER, whileQueued: true } }]);
-      return { job: jobFromRow(done), stopAttemptIds: [] };
+      const job = jobFromRow(done);
+      const released = job.payment ? await releaseEscrowIn(trx, ctx, job, job.payment.asset, now, 'cancelled while queued') : [];
+      await insertEvents(trx, ctx, [
+        { at: now, subject: 'job', subjectId: jobId, type: 'job.cancelled', data: { reason: CANCELLED_BY_BUYER, whileQueued: true } },
+        ...released,
+      ]);
+      return { job, stopAttemptIds: [] };
     }
     const active = await trx
       .selectFrom('attempts')

@@ -13,7 +13,12 @@ import * as misc from './logs-tokens.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
+import * as payouts from './payouts.js';
+import * as prices from './prices.js';
 import * as queue from './queue.js';
+import * as settlement from './settlement.js';
+import * as stake from './stake.js';
+import * as wallet from './wallet.js';
 import type { Database } from './schema.js';
 
 export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput): Store {
@@ -64,6 +69,34 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     expireLeases: (now, decide, limit) => attempts.expireLeases(ctx, now, decide, limit),
     extendActiveLeases: (minExpiresAt) => attempts.extendActiveLeases(ctx, minExpiresAt),
     listNodeStats: (since) => listNodeStats(ctx, since),
+
+    postTransfer: (t) => wallet.postTransfer(ctx, t),
+    getBalance: (account, asset) => wallet.getBalance(ctx, account, asset),
+    walletHistory: (accountId, q) => wallet.walletHistory(ctx, accountId, q),
+    escrowOfBuyer: (buyerId) => wallet.escrowOfBuyer(ctx, buyerId),
+    listTransfers: (q) => wallet.listTransfers(ctx, q),
+    jobTransfers: (jobId) => wallet.jobTransfers(ctx, jobId),
+    ledgerTotals: () => wallet.ledgerTotals(ctx),
+    settleRunning: (now, minIntervalMs, limit) => settlement.settleRunning(ctx, now, minIntervalMs, limit),
+
+    requestPayout: (p) => payouts.requestPayout(ctx, p),
+    completePayout: (id, reference, now) => payouts.completePayout(ctx, id, reference, now),
+    rejectPayout: (id, reason, now) => payouts.rejectPayout(ctx, id, reason, now),
+    getPayout: (id) => payouts.getPayout(ctx, id),
+    listPayouts: (q) => payouts.listPayouts(ctx, q),
+
+    getStake: (nodeId) => stake.getStake(ctx, nodeId),
+    listStakes: () => stake.listStakes(ctx),
+    addStake: (q) => stake.addStake(ctx, q),
+    unbondStake: (q) => stake.unbondStake(ctx, q),
+    releaseUnbonded: (now, limit) => stake.releaseUnbonded(ctx, now, limit),
+    slash: (q) => stake.slash(ctx, q),
+
+    setAsk: (providerId, marketClass, price, now) => prices.setAsk(ctx, providerId, marketClass, price, now),
+    listAsks: (providerId) => prices.listAsks(ctx, providerId),
+    recordPrices: (points) => prices.recordPrices(ctx, points),
+    latestPrices: () => prices.latestPrices(ctx),
+    priceHistory: (q) => prices.priceHistory(ctx, q),
 
     listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
     countJobsByState: () => jobs.countJobsByState(ctx),

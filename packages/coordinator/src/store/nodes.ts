@@ -7,9 +7,24 @@ import { insertEvents } from './events.js';
 import { recordOutages } from './node-stats.js';
 import { nodeFromRow } from './rows.js';
 
-export function registerNode(ctx: StoreContext, node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number }): Promise<NodeRecord> {
+/**
+ * A node's provider is bound once: a registration with providerId claims an unowned node; the same provider
+ * or no providerId keeps the owner; another provider is FORBIDDEN (and nothing is written).
+ */
+export function registerNode(
+  ctx: StoreContext,
+  node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number; providerId?: string },
+): Promise<NodeRecord> {
   return inTx(ctx, async (trx) => {
-    const before = await trx.selectFrom('nodes').select('status').where('id', '=', node.id).executeTakeFirst();
+    const before = await trx
+      .selectFrom('nodes')
+      .select(['status', 'provider_id'])
+      .where('id', '=', node.id)
+      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    const providerId = node.providerId ?? null;
+    const owner = before?.provider_id ?? null;
+    if (providerId !== null && owner !== null && owner !== providerId) throw new GpuxError('FORBIDDEN', `node ${node.id} belongs to another provider`);
     const fresh = {
       public_key: node.publicKey,
       advertisement: JSON.stringify(node.advertisement),
@@ -20,10 +35,12 @@ export function registerNode(ctx: StoreContext, node: { id: string; publicKey: s
     // Upsert: a re-register keeps id, registeredAt and adminState; the advertisement is replaced.
     const row = await trx
       .insertInto('nodes')
-      .values({ id: node.id, admin_state: 'active', registered_at: node.now, ...fresh })
-      .onConflict((oc) => oc.column('id').doUpdateSet(fresh))
+      .values({ id: node.id, admin_state: 'active', registered_at: node.now, provider_id: providerId, ...fresh })
+      // An owner is never replaced: coalesce keeps it even if a concurrent registration bound one first.
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ ...fresh, provider_id: eb.fn.coalesce('nodes.provider_id', eb.ref('excluded.provider_id')) })))
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (providerId !== null && row.provider_id !== providerId) throw new GpuxError('FORBIDDEN', `node ${node.id} belongs to another provider`);
     const adv = node.advertisement;
     await insertEvents(trx, ctx, [
       {

@@ -1,9 +1,14 @@
-/** The queue side of jobs: claim queued jobs and write a scheduling pass (attempts + leases) in one transaction. */
-import type { AttemptRecord, JobRecord, Placement } from '@gpux/core';
-import { sql } from 'kysely';
+/**
+ * The queue side of jobs: claim queued jobs and write a scheduling pass (attempts + leases, and with a
+ * market each attempt's price and its node's stake lock) in one transaction.
+ */
+import { ACCOUNTS, type AttemptRecord, type JobRecord, type Placement } from '@gpux/core';
+import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
-import { type AttemptRow, attemptFromRow, jobFromRow } from './rows.js';
+import { balanceIn } from './ledger.js';
+import { type AttemptRow, attemptFromRow, jobFromRow, priceColumns } from './rows.js';
+import type { Database } from './schema.js';
 
 /** Queued jobs due at `now` with no cancel request, oldest first (index jobs_claim, no sort). Reads only; assign() decides. */
 export async function claimQueued(ctx: StoreContext, now: number, limit: number): Promise<JobRecord[]> {
@@ -28,6 +33,58 @@ function gangMembers(placements: readonly Placement[], rep: Placement): Placemen
 }
 
 /**
+ * The placements (one representative per job, in job id order) whose nodes' free stake covers their
+ * price.stakeLock: free = stake:<node> − the stake locks of the node's active attempts − the locks of the
+ * placements taken before in this pass. A gang needs every member's node covered, or none is taken. Only
+ * jobs still queued count (a placement that will be skipped anyway locks nothing). The stake rows are
+ * locked (PostgreSQL, in node order) so two passes cannot both spend the same free stake.
+ */
+async function coveredByStake(
+  trx: Kysely<Database>,
+  ctx: StoreContext,
+  reps: readonly Placement[],
+  members: ReadonlyMap<string, Placement[]>,
+): Promise<Placement[]> {
+  const all = (rep: Placement) => (rep.gang ? (members.get(rep.jobId) ?? []) : [rep]);
+  const priced = reps.filter((rep) => all(rep).some((p) => p.price));
+  if (priced.length === 0) return [...reps];
+  const queued = new Set<string>();
+  for (const part of chunks(priced.map((p) => p.jobId), 1, ctx.q)) {
+    const rows = await trx.selectFrom('jobs').select('id').where('id', 'in', part).where('state', '=', 'queued').where('cancel_requested', '=', 0).execute();
+    for (const r of rows) queued.add(r.id);
+  }
+  const nodeIds = [...new Set(priced.filter((rep) => queued.has(rep.jobId)).flatMap((rep) => all(rep).filter((p) => p.price).map((p) => p.nodeId)))].sort();
+  const free = new Map<string, number>();
+  for (const nodeId of nodeIds) free.set(nodeId, await balanceIn(trx, ctx, ACCOUNTS.stake(nodeId), 'usdc', true));
+  for (const part of chunks(nodeIds, 1, ctx.q)) {
+    const locked = await trx
+      .selectFrom('attempts')
+      .select((eb) => ['node_id', eb.fn.sum<number>('price_stake_lock').as('locked')])
+      .where('state', 'in', ['assigned', 'running'])
+      .where('node_id', 'in', part)
+      .where('price_stake_lock', 'is not', null)
+      .groupBy('node_id')
+      .execute();
+    for (const r of locked) free.set(r.node_id, (free.get(r.node_id) ?? 0) - Number(r.locked));
+  }
+  const out: Placement[] = [];
+  for (const rep of reps) {
+    const ps = all(rep).filter((p) => p.price);
+    if (ps.length === 0) {
+      out.push(rep);
+      continue;
+    }
+    if (!queued.has(rep.jobId)) continue;
+    const need = new Map<string, number>();
+    for (const p of ps) need.set(p.nodeId, (need.get(p.nodeId) ?? 0) + (p.price?.stakeLock ?? 0));
+    if ([...need].some(([nodeId, n]) => (free.get(nodeId) ?? 0) < n)) continue;
+    for (const [nodeId, n] of need) free.set(nodeId, (free.get(nodeId) ?? 0) - n);
+    out.push(rep);
+  }
+  return out;
+}
+
+/**
  * Each job moves queued -> assigned with one conditional UPDATE (… WHERE state = 'queued'); only the jobs it
  * changed get an attempt, so two coordinators racing on the same jobs never write two attempts for one job.
  * On PostgreSQL the jobs are first locked in id order so concurrent passes cannot deadlock.
@@ -46,8 +103,9 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
   }
   const sorted = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
   return inTx(ctx, async (trx) => {
+    const covered = await coveredByStake(trx, ctx, sorted, members);
     const won = new Set<string>();
-    for (const batch of chunks(sorted, 3, ctx.q)) {
+    for (const batch of chunks(covered, 3, ctx.q)) {
       let ids = batch.map((p) => p.jobId);
       if (ctx.q.forUpdate) {
         const locked = await trx
@@ -97,6 +155,10 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
         finished_at: null,
         gang_leader: p.gang?.leaderAttemptId ?? null,
         gang: p.gang ? JSON.stringify({ rank: p.gang.rank, worldSize: p.gang.worldSize, peers: p.gang.peers }) : null,
+        ...priceColumns(p.price),
+        settled_charged: 0,
+        settled_fee: 0,
+        settled_ms: 0,
       });
       const data: Record<string, unknown> = { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt };
       if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });

@@ -1,6 +1,6 @@
 /** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
-import type { AttemptRecord, EventRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
-import type { AttemptState, JobState, NodeAdminState, NodeStatus, OutputFile } from '@gpux/protocol';
+import type { AttemptPriceRecord, AttemptRecord, EventRecord, JobPaymentRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
+import type { Asset, AttemptState, JobState, NodeAdminState, NodeStatus, OutputFile } from '@gpux/protocol';
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
 
@@ -33,6 +33,45 @@ export function jobFromRow(r: JobRow): JobRecord {
     finishedAt: num(r.finished_at),
     idempotencyKey: r.idempotency_key,
     avoidNodeIds: JSON.parse(r.avoid_node_ids),
+    payment:
+      r.pay_asset === null
+        ? null
+        : { asset: r.pay_asset as Asset, capPerUnitHour: Number(r.pay_cap), units: Number(r.pay_units), held: Number(r.pay_held) },
+  };
+}
+
+/** The job row's payment columns (all null without a market). */
+export function paymentColumns(p: JobPaymentRecord | undefined | null): Pick<JobRow, 'pay_asset' | 'pay_cap' | 'pay_units' | 'pay_held'> {
+  return p ? { pay_asset: p.asset, pay_cap: p.capPerUnitHour, pay_units: p.units, pay_held: p.held } : { pay_asset: null, pay_cap: null, pay_units: null, pay_held: null };
+}
+
+/** The attempt row's price columns (all null without a market). */
+export function priceColumns(
+  p: AttemptPriceRecord | undefined,
+): Pick<AttemptRow, 'price_asset' | 'price_per_unit_hour' | 'price_units' | 'price_fee_bps' | 'price_provider_id' | 'price_stake_lock' | 'price_class'> {
+  return p
+    ? {
+        price_asset: p.asset,
+        price_per_unit_hour: p.pricePerUnitHour,
+        price_units: p.units,
+        price_fee_bps: p.feeBps,
+        price_provider_id: p.providerId,
+        price_stake_lock: p.stakeLock,
+        price_class: p.marketClass,
+      }
+    : { price_asset: null, price_per_unit_hour: null, price_units: null, price_fee_bps: null, price_provider_id: null, price_stake_lock: null, price_class: null };
+}
+
+export function attemptPriceFromRow(r: AttemptRow): AttemptPriceRecord | null {
+  if (r.price_asset === null) return null;
+  return {
+    asset: r.price_asset as Asset,
+    pricePerUnitHour: Number(r.price_per_unit_hour),
+    units: Number(r.price_units),
+    feeBps: Number(r.price_fee_bps),
+    providerId: r.price_provider_id as string,
+    stakeLock: Number(r.price_stake_lock),
+    marketClass: r.price_class as string,
   };
 }
 
@@ -51,6 +90,8 @@ export function attemptFromRow(r: AttemptRow): AttemptRecord {
     createdAt: Number(r.created_at),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
+    price: attemptPriceFromRow(r),
+    settlement: { charged: Number(r.settled_charged), fee: Number(r.settled_fee), settledMs: Number(r.settled_ms) },
   };
   // Only gang members carry it, so ordinary attempts read back exactly as before migration 0002.
   if (r.gang_leader !== null && r.gang !== null) a.gang = { leaderAttemptId: r.gang_leader, ...JSON.parse(r.gang) };
@@ -65,6 +106,7 @@ export function nodeFromRow(r: NodeRow): NodeRecord {
     status: r.status as NodeStatus,
     adminState: r.admin_state as NodeAdminState,
     simulated: Number(r.simulated) === 1,
+    providerId: r.provider_id ?? null,
     registeredAt: Number(r.registered_at),
     lastHeartbeatAt: Number(r.last_heartbeat_at),
   };

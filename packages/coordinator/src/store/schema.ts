@@ -25,6 +25,10 @@ export interface JobsTable {
   cancel_requested: number; // 0/1
   avoid_node_ids: string; // JSON array of node ids
   priority: number; // 0 high, 1 normal, 2 low (migration 0002)
+  pay_asset: string | null; // 0003: null without a market
+  pay_cap: number | null;
+  pay_units: number | null;
+  pay_held: number | null;
   created_at: number;
   updated_at: number;
   started_at: number | null;
@@ -48,6 +52,16 @@ export interface AttemptsTable {
   finished_at: number | null;
   gang_leader: string | null; // leader attempt id of a gang member (0002)
   gang: string | null; // JSON { rank, worldSize, peers } (0002)
+  price_asset: string | null; // 0003: the clearing price, null without a market
+  price_per_unit_hour: number | null;
+  price_units: number | null;
+  price_fee_bps: number | null;
+  price_provider_id: string | null;
+  price_stake_lock: number | null;
+  price_class: string | null;
+  settled_charged: Generated<number>; // 0003: settled so far
+  settled_fee: Generated<number>;
+  settled_ms: Generated<number>;
 }
 
 export interface NodesTable {
@@ -57,6 +71,7 @@ export interface NodesTable {
   status: string;
   admin_state: string;
   admin_reason: string | null; // 0002
+  provider_id: string | null; // 0003
   simulated: number; // 0/1
   registered_at: number;
   last_heartbeat_at: number;
@@ -110,6 +125,74 @@ export interface RuntimeExpectationsTable {
   updated_at: number;
 }
 
+/** The ledger (0003). seq orders transfers; postings carry the balance after them. */
+export interface LedgerTransfersTable {
+  seq: Generated<number>;
+  id: string;
+  kind: string;
+  at: number;
+  memo: string;
+  job_id: string | null;
+  attempt_id: string | null;
+  node_id: string | null;
+  reference: string | null;
+}
+
+export interface LedgerPostingsTable {
+  id: Generated<number>;
+  transfer_seq: number;
+  account: string;
+  asset: string;
+  amount: number;
+  balance_after: number;
+}
+
+export interface LedgerBalancesTable {
+  account: string;
+  asset: string;
+  balance: number;
+}
+
+export interface PayoutsTable {
+  id: string;
+  account_id: string;
+  asset: string;
+  amount: number;
+  destination: string;
+  adapter: string;
+  state: string;
+  reference: string | null;
+  reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UnbondingsTable {
+  id: string;
+  node_id: string;
+  provider_id: string;
+  amount: number;
+  release_at: number;
+  released_at: number | null;
+}
+
+export interface AsksTable {
+  provider_id: string;
+  market_class: string;
+  price: number;
+  updated_at: number;
+}
+
+export interface MarketPricesTable {
+  market_class: string;
+  epoch: number;
+  at: number;
+  price: number;
+  utilization_bps: number;
+  supply_units: number;
+  demand_units: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -125,5 +208,12 @@ export interface Database {
   events: EventsTable;
   node_stats: NodeStatsTable;
   runtime_expectations: RuntimeExpectationsTable;
+  ledger_transfers: LedgerTransfersTable;
+  ledger_postings: LedgerPostingsTable;
+  ledger_balances: LedgerBalancesTable;
+  payouts: PayoutsTable;
+  unbondings: UnbondingsTable;
+  asks: AsksTable;
+  market_prices: MarketPricesTable;
   gpux_migrations: MigrationsTable;
 }

@@ -6,8 +6,14 @@
  * Gang members (attempts with gang_leader): the job's currentAttemptId is the leader's. A member that
  * succeeds moves the job only if it is the last active member; any other end moves the job at once and
  * ends the still-active members as cancelled (their agents hear it on the next heartbeat).
+ *
+ * Money (jobs with payment): members ended here are settled for the time they ran (their stop is not their
+ * fault), then settlement.ts's jobMoneyAfterDecision releases a finished job's escrow or tops a requeued
+ * job's escrow up, and may turn the requeue into a failure when the buyer's wallet cannot cover it; the
+ * job row is written with the transition that step returns. The ending attempt itself is settled by the
+ * caller before this runs.
  */
-import type { AttemptEnd, JobRecord, TransitionDecider } from '@gpux/core';
+import type { AttemptEnd, JobRecord, JobTransition, TransitionDecider } from '@gpux/core';
 import { type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.js';
@@ -15,6 +21,7 @@ import type { NewEvent } from './events.js';
 import { selectJobRow } from './jobs.js';
 import { jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
+import { jobMoneyAfterDecision, settleAttemptIn } from './settlement.js';
 
 const isTerminal = (s: JobState) => TERMINAL_JOB_STATES.includes(s);
 
@@ -52,17 +59,21 @@ export async function moveJobAfterAttempt(
         .where('job_id', '=', job.id)
         .where('gang_leader', '=', attempt.gangLeader)
         .where('state', 'in', ['assigned', 'running'])
-        .returning(['id', 'node_id'])
+        .returningAll()
         .execute();
       if (stopped.length > 0) {
         gangEvents.push({ at: now, subject: 'job', subjectId: job.id, type: 'gang.stopped', data: { cause: attempt.id, attemptIds: stopped.map((r) => r.id).sort() } });
       }
+      stopped.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      for (const r of stopped) gangEvents.push(...(await settleAttemptIn(trx, ctx, r, job.spec.timeoutSeconds, now)).events);
     }
   }
-  const t = decide(job, end, now);
+  let t: JobTransition = decide(job, end, now);
   if (t.state !== 'queued' && !isTerminal(t.state)) {
     throw new Error(`invariant: decide() returned ${t.state}; after an attempt a job is queued or finished`);
   }
+  let moneyEvents: NewEvent[] = [];
+  if (job.payment) ({ t, events: moneyEvents } = await jobMoneyAfterDecision(trx, ctx, { ...job, payment: job.payment }, t, now));
   const terminal = isTerminal(t.state);
   const avoid = t.avoidNode && !job.avoidNodeIds.includes(attempt.nodeId) ? [...job.avoidNodeIds, attempt.nodeId] : job.avoidNodeIds;
   const updated = await trx
@@ -84,5 +95,5 @@ export async function moveJobAfterAttempt(
   const data: Record<string, unknown> = { attemptId: attempt.id, nodeId: attempt.nodeId, error: t.error, exitCode: t.exitCode };
   if (t.state === 'queued') data.runAfter = t.runAfter;
   if (t.avoidNode) data.avoidNode = attempt.nodeId;
-  return { job: jobFromRow(updated), events: [...gangEvents, { at: now, subject: 'job', subjectId: job.id, type, data }] };
+  return { job: jobFromRow(updated), events: [...gangEvents, { at: now, subject: 'job', subjectId: job.id, type, data }, ...moneyEvents] };
 }

@@ -54,11 +54,18 @@ export interface NodeCapacity {
   status: NodeStatus;
   adminState: NodeAdminState;
   adminReason: string | null;
-  /** Replicas go to distinct operators. Until accounts own nodes, each node is its own operator. */
+  /** Replicas go to distinct operators: the node's provider, or the node itself when it has none. */
   operatorId: string;
+  /** The account paid for the node's work; null for a node registered without a provider token. */
+  providerId: string | null;
   trustTier: TrustTier;
-  /** Integer minor units per GPU-hour; undefined until the market gives nodes asks. */
+  /** The provider's gross ask (core market/clearing.ts) per GPU-hour for the node's GPU class; undefined: no ask. */
   askPerGpuHour: number | undefined;
+  /** The same for CPU-only work (class cpu), per job-hour. */
+  askPerJobHour: number | undefined;
+  /** Stake bonded to the node (USDC minor units), and the part its reservations lock. */
+  stake: number;
+  stakeLocked: number;
   stats: NodeStats;
   /** Smoothed heartbeat round trip reported by the agent. */
   rttMs: number | undefined;
@@ -80,6 +87,8 @@ export interface Reservation {
   jobId?: string;
   /** Members of a gang job share their job id here; see takeEndedGangs. */
   gang?: boolean;
+  /** Stake of the node this attempt locks while it holds the reservation (market jobs). */
+  stakeLock?: number;
 }
 
 /** Free CPU buckets: whole cores, the last bucket holding everything above. */
@@ -117,9 +126,13 @@ export class CapacityIndex {
       status: node.status,
       adminState: node.adminState,
       adminReason: node.adminReason ?? null,
-      operatorId: node.id,
+      operatorId: node.providerId ?? node.id,
+      providerId: node.providerId,
       trustTier: 'open',
-      askPerGpuHour: undefined,
+      askPerGpuHour: old?.askPerGpuHour,
+      askPerJobHour: old?.askPerJobHour,
+      stake: old?.stake ?? 0,
+      stakeLocked: 0,
       stats: stats ?? old?.stats ?? emptyNodeStats(node.registeredAt),
       rttMs: old?.rttMs,
       activeAttempts: 0,
@@ -189,10 +202,18 @@ export class CapacityIndex {
     n.rttMs = n.rttMs === undefined ? rttMs : n.rttMs * 0.7 + rttMs * 0.3;
   }
 
-  /** Market hook: the node's ask (integer minor units per GPU-hour), or undefined for none. */
-  setAsk(nodeId: string, askPerGpuHour: number | undefined): void {
+  /** Market hook: the node's gross asks (integer minor units per GPU-hour, per job-hour for CPU work), or undefined for none. */
+  setAsk(nodeId: string, askPerGpuHour: number | undefined, askPerJobHour?: number): void {
     const n = this.nodes.get(nodeId);
-    if (n) n.askPerGpuHour = askPerGpuHour;
+    if (!n) return;
+    n.askPerGpuHour = askPerGpuHour;
+    n.askPerJobHour = askPerJobHour;
+  }
+
+  /** Market hook: the stake bonded to the node (the store's balance of stake:<node>). */
+  setStake(nodeId: string, stake: number): void {
+    const n = this.nodes.get(nodeId);
+    if (n) n.stake = stake;
   }
 
   get(nodeId: string): NodeCapacity | undefined {
@@ -308,6 +329,7 @@ export class CapacityIndex {
     n.freeCpu += sign * r.cpu;
     n.freeMemoryMb += sign * r.memoryMb;
     n.activeAttempts += sign < 0 ? 1 : -1;
+    n.stakeLocked -= sign * (r.stakeLock ?? 0);
     if (bucketed) this.bucket(n);
   }
 

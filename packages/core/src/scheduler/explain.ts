@@ -7,7 +7,7 @@
 import type { ExplainFilter, ExplainJobResponse } from '@gpux/protocol';
 import type { JobRecord } from '../records.js';
 import type { CapacityIndex, NodeCapacity } from './capacity-index.js';
-import { acceptableSlots, FILTER_ORDER, type FilterName, rejectNode } from './filters.js';
+import { acceptableSlots, askFor, FILTER_ORDER, type FilterName, rejectNode } from './filters.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
 
 export interface PlacementExplanation {
@@ -32,6 +32,8 @@ interface Tally {
   offline: number;
   minAsk: number | null;
   minRejectedAsk: number | null;
+  /** The most free stake among nodes the stake filter rejected. */
+  maxFreeStake: number;
   mostCpu: number;
   mostMemoryMb: number;
 }
@@ -48,6 +50,7 @@ function tally(req: JobRequirements, index: CapacityIndex): Tally {
     offline: 0,
     minAsk: null,
     minRejectedAsk: null,
+    maxFreeStake: 0,
     mostCpu: 0,
     mostMemoryMb: 0,
   };
@@ -65,8 +68,10 @@ function tally(req: JobRequirements, index: CapacityIndex): Tally {
       t.mostCpu = Math.max(t.mostCpu, n.cpuCores);
       t.mostMemoryMb = Math.max(t.mostMemoryMb, n.memoryMb);
     }
-    if (why === 'price' && n.askPerGpuHour !== undefined) t.minRejectedAsk = Math.min(t.minRejectedAsk ?? Number.POSITIVE_INFINITY, n.askPerGpuHour);
-    if (why === null && n.askPerGpuHour !== undefined) t.minAsk = Math.min(t.minAsk ?? Number.POSITIVE_INFINITY, n.askPerGpuHour);
+    const ask = askFor(req, n);
+    if (why === 'price' && ask !== undefined) t.minRejectedAsk = Math.min(t.minRejectedAsk ?? Number.POSITIVE_INFINITY, ask);
+    if (why === null && ask !== undefined) t.minAsk = Math.min(t.minAsk ?? Number.POSITIVE_INFINITY, ask);
+    if (why === 'stake') t.maxFreeStake = Math.max(t.maxFreeStake, n.providerId === null ? 0 : n.stake - n.stakeLocked);
   }
   return t;
 }
@@ -112,7 +117,9 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
     case 'memory':
       return `less than ${job.spec.resources.memoryGb} GB memory in all`;
     case 'price':
-      return `ask above maxPricePerGpuHour ${req.maxPrice}`;
+      return `ask above the job's cap of ${req.maxPrice} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'}`;
+    case 'stake':
+      return `no provider, or free stake below the ${req.stakeNeeded} the job locks (20× its longest charge)`;
     case 'failedBefore':
       return 'this job already failed there (used only when no other node fits)';
     case 'busy':
@@ -145,6 +152,10 @@ function suggest(req: JobRequirements, job: JobRecord, t: Tally, fitting: number
   if (r('cpu') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${t.mostCpu} CPU cores — lower resources.cpuCores`);
   if (r('memory') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${Math.floor(t.mostMemoryMb / 1024)} GB memory — lower resources.memoryGb`);
   if (r('price') > 0 && t.minRejectedAsk !== null) s.push(`the cheapest otherwise fitting ask is ${t.minRejectedAsk} per GPU-hour — raise maxPricePerGpuHour`);
+  if (r('stake') > 0 && fitting + busy < n)
+    s.push(
+      `${plural(r('stake'), 'node')} fit but lack the free stake the job locks (${req.stakeNeeded}; the most free is ${t.maxFreeStake}) — a shorter timeoutSeconds or a lower maxPricePerGpuHour locks less`,
+    );
   if (r('state') > 0 && fitting + busy < n) s.push(`${plural(r('state'), 'node')} ${r('state') === 1 ? 'is' : 'are'} offline, cordoned or draining (${t.offline} offline)`);
   if (busy > 0 && fitting < n) {
     const free = req.gpuCount > 0 && t.mostFree > 0 ? `; the most accepted GPUs free on one node now is ${t.mostFree} (${plural(t.mostFreeNodes, 'node')})` : '';

@@ -19,6 +19,7 @@ export type FilterName =
   | 'cpu'
   | 'memory'
   | 'price'
+  | 'stake'
   | 'failedBefore'
   | 'busy';
 
@@ -35,6 +36,7 @@ export const FILTER_ORDER: readonly FilterName[] = [
   'cpu',
   'memory',
   'price',
+  'stake',
   'failedBefore',
   'busy',
 ];
@@ -63,9 +65,20 @@ export function trustOk(req: JobRequirements, node: NodeCapacity): boolean {
   return TRUST_RANK[node.trustTier] >= req.minTrust;
 }
 
-/** Inert until nodes have asks (the market): a node without an ask, or a job without a cap, passes. */
+/** The node's gross ask for this job's kind of work (GPU-hour or job-hour), undefined when it has none. */
+export function askFor(req: JobRequirements, node: NodeCapacity): number | undefined {
+  return req.gpuCount === 0 ? node.askPerJobHour : node.askPerGpuHour;
+}
+
+/** A node without an ask, or a job without a cap, passes; else the gross ask must be within the cap. */
 export function priceOk(req: JobRequirements, node: NodeCapacity): boolean {
-  return req.gpuCount === 0 || req.maxPrice === undefined || node.askPerGpuHour === undefined || node.askPerGpuHour <= req.maxPrice;
+  const ask = askFor(req, node);
+  return req.maxPrice === undefined || ask === undefined || ask <= req.maxPrice;
+}
+
+/** A market job needs a node with a provider to pay and free stake covering the job's lock (TRUST.md: 20× its price). */
+export function stakeOk(req: JobRequirements, node: NodeCapacity): boolean {
+  return !req.paid || (node.providerId !== null && node.stake - node.stakeLocked >= req.stakeNeeded);
 }
 
 /**
@@ -79,7 +92,8 @@ export function fitsFound(req: JobRequirements, node: NodeCapacity): boolean {
     (req.region === undefined || node.region === req.region) &&
     (req.labels.length === 0 || labelsMatch(req, node)) &&
     (req.minTrust === 0 || trustOk(req, node)) &&
-    priceOk(req, node)
+    priceOk(req, node) &&
+    stakeOk(req, node)
   );
 }
 
@@ -120,6 +134,7 @@ export function rejectNode(req: JobRequirements, node: NodeCapacity): FilterName
   if (node.cpuCores < req.cpu - 1e-9) return 'cpu';
   if (node.memoryMb < req.memoryMb) return 'memory';
   if (!priceOk(req, node)) return 'price';
+  if (!stakeOk(req, node)) return 'stake';
   if (req.avoid.has(node.nodeId)) return 'failedBefore';
   if (slots && !bestSlot(req, slots)) return 'busy';
   if (node.freeCpu < req.cpu - 1e-9 || node.freeMemoryMb < req.memoryMb) return 'busy';

@@ -159,7 +159,7 @@ export class PlacementEngine implements Scheduler {
       const slot = req.gpuCount > 0 ? (c.slot ?? bestSlot(req, c.node.slots)) : undefined;
       const gpuIndices = slot ? pickGpus(req, slot) : [];
       const attemptId = ids[rank] as string;
-      index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang });
+      index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang, stakeLock: req.stakeNeeded });
       const p: Placement = { jobId: job.id, attemptId, nodeId: c.node.nodeId, gpuIndices, leaseExpiresAt: ctx.now + ctx.leaseTtlMs };
       if (gang) p.gang = { leaderAttemptId: ids[0] as string, rank, worldSize: chosen.length, peers };
       out.push(p);

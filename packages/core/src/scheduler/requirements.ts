@@ -4,6 +4,7 @@
  * normal, nodes 1, no price cap, trust tier open.
  */
 import type { JobSpec } from '@gpux/protocol';
+import { stakeToLock } from '../market/settlement.js';
 import type { JobRecord } from '../records.js';
 import type { GpuWant } from './gpu-class.js';
 
@@ -24,7 +25,12 @@ export interface JobRequirements {
   preferredRegion: string | undefined;
   labels: ReadonlyArray<readonly [string, string]>;
   minTrust: number;
+  /** The job's cap per unit-hour: its payment's (market) or the spec's maxPricePerGpuHour. */
   maxPrice: number | undefined;
+  /** A market job: only nodes with a provider (to be paid) and free stake of stakeNeeded take it. */
+  paid: boolean;
+  /** Stake an attempt locks on its node (core market/settlement.ts stakeToLock at the cap); 0 without a market. */
+  stakeNeeded: number;
   avoid: ReadonlySet<string>;
   /** Gang size (members on distinct nodes); 1 for ordinary jobs. */
   nodes: number;
@@ -51,7 +57,7 @@ export function jobNodes(spec: JobSpec): number {
 
 const cache = new WeakMap<object, JobRequirements>();
 
-export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'>): JobRequirements {
+export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & { payment?: JobRecord['payment'] }): JobRequirements {
   const hit = cache.get(job);
   if (hit) return hit;
   const s = job.spec;
@@ -70,14 +76,16 @@ export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'>): J
     preferredRegion: s.constraints.preferredRegion,
     labels,
     minTrust: TRUST_RANK[s.constraints.minTrustTier ?? 'open'],
-    maxPrice: s.maxPricePerGpuHour,
+    maxPrice: job.payment ? job.payment.capPerUnitHour : s.maxPricePerGpuHour,
+    paid: !!job.payment,
+    stakeNeeded: job.payment ? stakeToLock(job.payment.capPerUnitHour, job.payment.units, s.timeoutSeconds) : 0,
     avoid: new Set(job.avoidNodeIds),
     nodes: jobNodes(s),
     priority: jobPriority(s),
     gpuShape,
     shape: '',
   };
-  r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.nodes]);
+  r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.stakeNeeded, r.nodes]);
   cache.set(job, r);
   return r;
 }

@@ -56,6 +56,7 @@ export function jobTests(open: OpenStore): void {
         finishedAt: null,
         idempotencyKey: null,
         avoidNodeIds: [],
+        payment: null,
       };
       assert.deepEqual(job, expected);
       assert.equal(job.spec.maxRetries, 2);

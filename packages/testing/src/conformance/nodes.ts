@@ -17,6 +17,7 @@ export function nodeTests(open: OpenStore): void {
         status: 'online',
         adminState: 'active',
         simulated: false,
+        providerId: null,
         registeredAt: T0,
         lastHeartbeatAt: T0,
       });

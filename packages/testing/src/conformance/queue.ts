@@ -82,6 +82,8 @@ export function queueTests(open: OpenStore): void {
         createdAt: T0 + 2,
         startedAt: null,
         finishedAt: null,
+        price: null,
+        settlement: { charged: 0, fee: 0, settledMs: 0 },
       };
       assert.deepEqual(
         out.map((a) => a.id),

@@ -1,0 +1,68 @@
+/** `gpux market …`: index prices per GPU class with their change, utilization, supply and demand; price history. */
+import { formatAmount, type MarketPricesResponse, type PricePoint } from '@gpux/protocol';
+import type { Command } from 'commander';
+import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { formatDuration, formatTable, formatTime, toJson } from '../output.js';
+import { formatBps, money } from './wallet.js';
+
+interface Flags {
+  json?: boolean;
+  coordinator?: string;
+  token?: string;
+}
+
+export const NO_MARKET = 'this coordinator runs without a market: jobs are free\n';
+
+export function formatPrices(p: MarketPricesResponse): string {
+  if (!p.market) return NO_MARKET;
+  let out = `fee ${formatBps(p.feeBps)} of each charge, target utilization ${formatBps(p.targetUtilizationBps)}, prices move at most ${formatBps(p.maxStepBps)} per ${formatDuration(p.epochMs)} epoch\n`;
+  if (p.classes.length === 0) return `${out}no prices yet: no class has been priced (no nodes, or the first epoch has not run)\n`;
+  out += formatTable(p.classes, [
+    { header: 'CLASS', value: (c) => c.class },
+    { header: 'PRICE/GPU-HOUR', value: (c) => money(c.price, c.asset), align: 'right' },
+    { header: 'CHANGE', value: (c) => (c.previous === null ? 'new' : formatBps(c.changeBps, { signed: true })), align: 'right' },
+    { header: 'CHANGE 24H', value: (c) => formatBps(c.change24hBps, { signed: true }), align: 'right' },
+    { header: 'UTILIZATION', value: (c) => formatBps(c.utilizationBps), align: 'right' },
+    { header: 'SUPPLY', value: (c) => c.supplyUnits, align: 'right' },
+    { header: 'DEMAND', value: (c) => c.demandUnits, align: 'right' },
+    { header: 'FLOOR', value: (c) => money(c.floor, c.asset), align: 'right' },
+  ]);
+  if (p.classes.some((c) => c.class === 'cpu')) out += 'cpu is priced per job-hour\n';
+  return out;
+}
+
+/** Points carry no asset; both assets have 6 decimals, so the number reads the same in either. */
+export function formatPriceHistory(points: readonly PricePoint[]): string {
+  if (points.length === 0) return 'no price history yet\n';
+  return formatTable(points, [
+    { header: 'TIME', value: (pt) => formatTime(pt.at) },
+    { header: 'CLASS', value: (pt) => pt.class },
+    { header: 'EPOCH', value: (pt) => pt.epoch, align: 'right' },
+    { header: 'PRICE/GPU-HOUR', value: (pt) => formatAmount(pt.price, 'usdc', { symbol: false }), align: 'right' },
+    { header: 'UTILIZATION', value: (pt) => formatBps(pt.utilizationBps), align: 'right' },
+    { header: 'SUPPLY', value: (pt) => pt.supplyUnits, align: 'right' },
+    { header: 'DEMAND', value: (pt) => pt.demandUnits, align: 'right' },
+  ]);
+}
+
+export function registerMarket(program: Command, io: Io): void {
+  const market = program.command('market').description('GPU prices: the index per class, set each epoch by supply and demand');
+
+  jsonOption(connectionOptions(market.command('prices').description('index price per GPU class, its change, utilization, supply, demand and floor'))).action(async (flags: Flags) => {
+    const res = await clientFor(io, flags, 'buyer').marketPrices();
+    io.out.write(flags.json ? toJson(res) : formatPrices(res));
+  });
+
+  jsonOption(
+    connectionOptions(
+      market
+        .command('history')
+        .description('index prices per epoch, oldest first')
+        .option('--class <class>', 'one class, e.g. nvidia-h100-80gb or cpu (default: all)')
+        .option('--limit <n>', 'at most this many points (1-5000)', intArg('--limit', 1, 5000), 500),
+    ),
+  ).action(async (flags: Flags & { class?: string; limit: number }) => {
+    const res = await clientFor(io, flags, 'buyer').priceHistory({ class: flags.class, limit: flags.limit });
+    io.out.write(flags.json ? toJson(res) : formatPriceHistory(res.points));
+  });
+}

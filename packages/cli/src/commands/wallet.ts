@@ -1,0 +1,216 @@
+/**
+ * `gpux wallet …`: balance, deposit, withdraw, history, payouts. Also home of the CLI's money helpers (amount
+ * and asset parsing, signed amounts, basis points) that the market, payout, node and job commands share.
+ * People type decimals ("12.5"); the API speaks integer minor units; --json prints the API's minor units.
+ */
+import { ASSET_DECIMALS, ASSET_SYMBOL, ASSETS, type Asset, formatAmount, type PayoutView, parseAmount, type TransferView, type WalletEntry, type WalletResponse } from '@gpux/protocol';
+import type { Command } from 'commander';
+import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { usageError } from '../errors.js';
+import { formatTable, formatTime, toJson } from '../output.js';
+
+interface Flags {
+  json?: boolean;
+  coordinator?: string;
+  token?: string;
+}
+
+// ---- money helpers ----
+
+export const ASSET_OPTION_HELP = `usdc or credit (default usdc)`;
+
+/** --asset: usdc or credit (any case); a usage error otherwise. */
+export function parseAssetOption(raw: string | undefined, flag = '--asset'): Asset {
+  if (raw === undefined) return 'usdc';
+  const a = raw.trim().toLowerCase();
+  if (!(ASSETS as readonly string[]).includes(a)) throw usageError(`${flag} must be ${ASSETS.join(' or ')}, got "${raw}"`);
+  return a as Asset;
+}
+
+/**
+ * A decimal amount typed by a person ("12.5") → minor units, or a usage error that says what is wrong and
+ * how to write it. `label` names the argument (AMOUNT, PRICE). Zero is refused unless `allowZero`.
+ */
+export function parseAmountArg(label: string, text: string, asset: Asset, opts: { allowZero?: boolean } = {}): number {
+  const t = text.trim().replace(/^\./, '0.');
+  const d = ASSET_DECIMALS[asset];
+  const sym = ASSET_SYMBOL[asset];
+  const example = `like 12.5 (${sym}, at most ${d} decimals)`;
+  if (/^[-−]/.test(t)) throw usageError(`${label} must not be negative, got "${text}": write a positive amount ${example}`);
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(t);
+  if (!m) throw usageError(`${label} "${text}" is not a number: write a decimal amount ${example}; use a dot for decimals, no thousands separators or units`);
+  const decimals = m[2]?.length ?? 0;
+  if (decimals > d) throw usageError(`${label} "${text}" has ${decimals} decimals but ${sym} has ${d}: round it to at most ${d} decimals`);
+  let minor: number;
+  try {
+    minor = parseAmount(t, asset);
+  } catch (err) {
+    throw usageError(`${label}: ${(err as Error).message}`);
+  }
+  if (minor === 0 && !opts.allowZero) throw usageError(`${label} must be more than 0, got "${text}": write a positive amount ${example}`);
+  return minor;
+}
+
+/** "12.500000 USDC"; `symbol: false` drops the symbol for columns whose header names the asset. */
+export const money = (minor: number, asset: Asset, symbol = true): string => formatAmount(minor, asset, { symbol });
+
+/** An amount with its sign always shown: "+12.500000", "-0.250000", "0.000000". */
+export function signedMoney(minor: number, asset: Asset, symbol = false): string {
+  return `${minor > 0 ? '+' : ''}${formatAmount(minor, asset, { symbol })}`;
+}
+
+/** Basis points as a percentage with two decimals, exactly: 8250 → "82.50%"; `signed` adds "+" to gains. */
+export function formatBps(bps: number, opts: { signed?: boolean } = {}): string {
+  const abs = Math.abs(bps);
+  const sign = bps < 0 ? '-' : opts.signed && bps > 0 ? '+' : '';
+  return `${sign}${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, '0')}%`;
+}
+
+// ---- formatting ----
+
+export function formatBalances(w: WalletResponse): string {
+  if (w.balances.length === 0) return `account ${w.accountId} has no balances yet\n`;
+  return formatTable(w.balances, [
+    { header: 'ASSET', value: (b) => ASSET_SYMBOL[b.asset] },
+    { header: 'AVAILABLE', value: (b) => money(b.available, b.asset, false), align: 'right' },
+    { header: 'IN ESCROW', value: (b) => money(b.inEscrow, b.asset, false), align: 'right' },
+    { header: 'PENDING PAYOUT', value: (b) => money(b.pendingPayout, b.asset, false), align: 'right' },
+  ]);
+}
+
+export function formatWalletHistory(entries: readonly WalletEntry[]): string {
+  if (entries.length === 0) return 'no wallet entries\n';
+  return formatTable(entries, [
+    { header: 'TIME', value: (e) => formatTime(e.at) },
+    { header: 'KIND', value: (e) => e.kind },
+    { header: 'AMOUNT', value: (e) => signedMoney(e.amount, e.asset), align: 'right' },
+    { header: 'BALANCE', value: (e) => money(e.balanceAfter, e.asset, false), align: 'right' },
+    { header: 'ASSET', value: (e) => ASSET_SYMBOL[e.asset] },
+    { header: 'JOB', value: (e) => e.jobId },
+    { header: 'MEMO', value: (e) => e.memo },
+  ]);
+}
+
+/** One line for a deposit or mint: how much, to whom, the balance after. */
+export function formatDeposit(t: TransferView): string {
+  const credit = t.postings.find((p) => p.account.startsWith('wallet:') && p.amount > 0);
+  const verb = t.kind === 'mint' ? 'minted' : 'deposited';
+  if (!credit) return `${verb}: transfer ${t.id}\n`;
+  const ref = t.reference ? `, reference ${t.reference}` : '';
+  return `${verb} ${money(credit.amount, credit.asset)} to account ${credit.account.slice('wallet:'.length)}; balance now ${money(credit.balanceAfter, credit.asset)} (transfer ${t.id}${ref})\n`;
+}
+
+export function formatPayouts(payouts: readonly PayoutView[], opts: { account?: boolean } = {}): string {
+  if (payouts.length === 0) return 'no payouts\n';
+  return formatTable(payouts, [
+    { header: 'ID', value: (p) => p.id },
+    { header: 'STATE', value: (p) => p.state },
+    { header: 'AMOUNT', value: (p) => money(p.amount, p.asset), align: 'right' },
+    { header: 'DESTINATION', value: (p) => p.destination },
+    ...(opts.account ? [{ header: 'ACCOUNT', value: (p: PayoutView) => p.accountId }] : []),
+    { header: 'ADAPTER', value: (p) => p.adapter },
+    { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
+    { header: 'REFERENCE / REASON', value: (p) => p.reference ?? p.reason },
+  ]);
+}
+
+export function formatWithdrawal(p: PayoutView): string {
+  return [
+    `payout ${p.id} ${p.state}: ${money(p.amount, p.asset)} to ${p.destination} through the ${p.adapter} adapter`,
+    p.state === 'pending' ? `it has left your available balance; follow it with \`gpux wallet payouts\`` : null,
+  ]
+    .filter(Boolean)
+    .map((l) => `${l}\n`)
+    .join('');
+}
+
+// ---- commands ----
+
+export function registerWallet(program: Command, io: Io): void {
+  const wallet = program.command('wallet').description('your balances, deposits, withdrawals and statement (buyer or provider token)');
+
+  jsonOption(connectionOptions(wallet.command('balance').description('balances per asset: available, in escrow, pending payout'))).action(async (flags: Flags) => {
+    const res = await clientFor(io, flags, 'buyer').wallet();
+    io.out.write(flags.json ? toJson(res) : formatBalances(res));
+  });
+
+  jsonOption(
+    connectionOptions(
+      wallet
+        .command('deposit')
+        .description('record a deposit (operators, with --reference) or mint test funds to yourself (dev networks)')
+        .argument('<amount>', 'a decimal amount, e.g. 12.5')
+        .option('--asset <asset>', ASSET_OPTION_HELP)
+        .option('--reference <ref>', 'the external payment this deposit records (operator token)')
+        .option('--account <id>', 'the account to credit (operator token; default: your own)'),
+    ),
+  ).action(async (amountText: string, flags: Flags & { asset?: string; reference?: string; account?: string }) => {
+    const asset = parseAssetOption(flags.asset);
+    const amount = parseAmountArg('AMOUNT', amountText, asset);
+    // Recording a real deposit, or crediting someone else, is operator work: use the operator token.
+    const role = flags.reference !== undefined || flags.account !== undefined ? 'operator' : 'buyer';
+    const res = await clientFor(io, flags, role).deposit({
+      asset,
+      amount,
+      ...(flags.reference !== undefined ? { reference: flags.reference } : {}),
+      ...(flags.account !== undefined ? { accountId: flags.account } : {}),
+    });
+    io.out.write(flags.json ? toJson(res) : formatDeposit(res.transfer));
+  });
+
+  jsonOption(
+    connectionOptions(
+      wallet
+        .command('withdraw')
+        .description('withdraw through the settlement adapter: the amount becomes a pending payout')
+        .argument('<amount>', 'a decimal amount, e.g. 12.5')
+        .requiredOption('--to <destination>', 'where the payout goes: a bank reference, an address')
+        .option('--asset <asset>', ASSET_OPTION_HELP),
+    ),
+  ).action(async (amountText: string, flags: Flags & { to: string; asset?: string }) => {
+    const asset = parseAssetOption(flags.asset);
+    const amount = parseAmountArg('AMOUNT', amountText, asset);
+    if (flags.to.trim() === '') throw usageError('--to must name a destination, e.g. a bank reference or an address');
+    const res = await clientFor(io, flags, 'buyer').withdraw({ asset, amount, destination: flags.to });
+    io.out.write(flags.json ? toJson(res) : formatWithdrawal(res.payout));
+  });
+
+  jsonOption(
+    connectionOptions(
+      wallet
+        .command('history')
+        .description('your wallet statement, newest first')
+        .option('--asset <asset>', 'only this asset: usdc or credit')
+        .option('--limit <n>', 'at most this many entries (1-500)', intArg('--limit', 1, 500), 50)
+        .option('--cursor <cursor>', 'continue from an earlier page'),
+    ),
+  ).action(async (flags: Flags & { asset?: string; limit: number; cursor?: string }) => {
+    const asset = flags.asset === undefined ? undefined : parseAssetOption(flags.asset);
+    const res = await clientFor(io, flags, 'buyer').walletHistory({ asset, limit: flags.limit, cursor: flags.cursor });
+    if (flags.json) return void io.out.write(toJson(res));
+    io.out.write(formatWalletHistory(res.entries));
+    if (res.nextCursor) io.out.write(`more: gpux wallet history --cursor ${res.nextCursor}${asset ? ` --asset ${asset}` : ''}\n`);
+  });
+
+  jsonOption(
+    connectionOptions(
+      wallet
+        .command('payouts')
+        .description('your payouts (withdrawals), newest first')
+        .option('--state <state>', 'pending, completed or rejected')
+        .option('--limit <n>', 'at most this many payouts (1-500)', intArg('--limit', 1, 500), 100),
+    ),
+  ).action(async (flags: Flags & { state?: string; limit: number }) => {
+    const res = await clientFor(io, flags, 'buyer').myPayouts({ state: parsePayoutState(flags.state), limit: flags.limit });
+    io.out.write(flags.json ? toJson(res) : formatPayouts(res.payouts));
+  });
+}
+
+const PAYOUT_STATES = ['pending', 'completed', 'rejected'] as const;
+
+/** --state of the payout listings. */
+export function parsePayoutState(raw: string | undefined): (typeof PAYOUT_STATES)[number] | undefined {
+  if (raw === undefined) return undefined;
+  if (!(PAYOUT_STATES as readonly string[]).includes(raw)) throw usageError(`--state must be pending, completed or rejected, got "${raw}"`);
+  return raw as (typeof PAYOUT_STATES)[number];
+}

@@ -1,0 +1,71 @@
+/** The market's public face: index prices with their recent change, price history, and a provider's asks. */
+import { changeBps, type PricePointRecord } from '@gpux/core';
+import type { AsksResponse, MarketPricesResponse, PriceHistoryResponse } from '@gpux/protocol';
+import type { Principal } from '../http/bearer-auth.js';
+import type { Runtime } from '../runtime.js';
+import { applyNodeAsks } from './market.js';
+
+const DAY_MS = 24 * 3_600_000;
+
+export async function marketPrices(rt: Runtime): Promise<MarketPricesResponse> {
+  const now = rt.clock.now();
+  const latest = await rt.store.latestPrices();
+  // Enough history for the previous epoch and the point a day ago of every class.
+  const since = await rt.store.priceHistory({ sinceAt: now - DAY_MS, limit: 100_000 });
+  const byClass = new Map<string, PricePointRecord[]>();
+  for (const p of since) byClass.set(p.marketClass, [...(byClass.get(p.marketClass) ?? []), p]);
+  const classes = latest.map((p) => {
+    const hist = byClass.get(p.marketClass) ?? [];
+    const prev = hist.filter((h) => h.epoch < p.epoch).at(-1) ?? null;
+    const dayAgo = hist[0] ?? null;
+    return {
+      class: p.marketClass,
+      asset: 'usdc' as const,
+      price: p.price,
+      previous: prev?.price ?? null,
+      changeBps: changeBps(prev?.price ?? null, p.price),
+      change24hBps: changeBps(dayAgo && dayAgo.epoch < p.epoch ? dayAgo.price : null, p.price),
+      floor: rt.book.floor(p.marketClass),
+      utilizationBps: p.utilizationBps,
+      supplyUnits: p.supplyUnits,
+      demandUnits: p.demandUnits,
+      epoch: p.epoch,
+      at: p.at,
+    };
+  });
+  return {
+    market: rt.config.market,
+    feeBps: rt.config.treasuryFeeBps,
+    targetUtilizationBps: rt.config.marketTargetBps,
+    maxStepBps: rt.config.marketMaxStepBps,
+    epochMs: rt.config.marketEpochMs,
+    classes,
+  };
+}
+
+export async function priceHistory(rt: Runtime, q: { class?: string; limit: number }): Promise<PriceHistoryResponse> {
+  const points = await rt.store.priceHistory({ limit: q.limit, ...(q.class ? { marketClass: q.class } : {}) });
+  return {
+    points: points.map((p) => ({ class: p.marketClass, epoch: p.epoch, at: p.at, price: p.price, utilizationBps: p.utilizationBps, supplyUnits: p.supplyUnits, demandUnits: p.demandUnits })),
+  };
+}
+
+function asksView(asks: Awaited<ReturnType<Runtime['store']['listAsks']>>): AsksResponse {
+  return { asks: asks.map((a) => ({ providerId: a.providerId, class: a.marketClass, pricePerGpuHour: a.pricePerGpuHour, updatedAt: a.updatedAt })) };
+}
+
+export async function myAsks(rt: Runtime, p: Principal): Promise<AsksResponse> {
+  return asksView(await rt.store.listAsks(p.accountId));
+}
+
+/** Store the ask, then re-price the provider's nodes in the capacity index. */
+export async function setAsk(rt: Runtime, p: Principal, cls: string, price: number | null): Promise<AsksResponse> {
+  const asks = await rt.store.setAsk(p.accountId, cls, price, rt.clock.now());
+  rt.book.setAsk(p.accountId, cls, price);
+  for (const n of rt.index.allNodes()) {
+    if (n.providerId === p.accountId) applyNodeAsks(rt, n.nodeId, n.providerId, n.gpus);
+  }
+  rt.logger.info({ providerId: p.accountId, class: cls, price }, 'ask set');
+  rt.scheduling.kick();
+  return asksView(asks);
+}

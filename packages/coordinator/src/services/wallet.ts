@@ -1,0 +1,142 @@
+/**
+ * Wallets and the manual settlement adapter: balances, statements, deposits (operator-recorded, or minted
+ * on a dev network), withdrawals as pending payouts the operator completes or rejects, and the operator's
+ * views of the treasury and the ledger.
+ */
+import { ACCOUNTS, GpuxError, move, newId, type PayoutRecord, type TransferRecord } from '@gpux/core';
+import {
+  ASSETS,
+  type DepositRequest,
+  type LedgerResponse,
+  type ListPayoutsResponse,
+  type PayoutView,
+  type TransferView,
+  type TreasuryResponse,
+  type WalletHistoryResponse,
+  type WalletResponse,
+  type WithdrawRequest,
+} from '@gpux/protocol';
+import type { z } from 'zod';
+import type { Principal } from '../http/bearer-auth.js';
+import type { Runtime } from '../runtime.js';
+
+/** The one settlement adapter shipped: an operator pays out by hand and records the external reference. */
+export const MANUAL_ADAPTER = 'manual';
+
+type Out<T extends z.ZodType> = z.output<T>;
+
+export function transferView(t: TransferRecord): TransferView {
+  return {
+    id: t.id,
+    kind: t.kind,
+    at: t.at,
+    memo: t.memo,
+    jobId: t.jobId,
+    attemptId: t.attemptId,
+    nodeId: t.nodeId,
+    reference: t.reference,
+    postings: t.postings.map((p) => ({ account: p.account, asset: p.asset, amount: p.amount, balanceAfter: p.balanceAfter })),
+  };
+}
+
+export function payoutView(p: PayoutRecord): PayoutView {
+  return { ...p };
+}
+
+export async function wallet(rt: Runtime, p: Principal): Promise<WalletResponse> {
+  const escrow = await rt.store.escrowOfBuyer(p.accountId);
+  const pending = await rt.store.listPayouts({ accountId: p.accountId, state: 'pending', limit: 1000 });
+  const balances = await Promise.all(
+    ASSETS.map(async (asset) => ({
+      asset,
+      available: await rt.store.getBalance(ACCOUNTS.wallet(p.accountId), asset),
+      inEscrow: escrow[asset] ?? 0,
+      pendingPayout: pending.filter((x) => x.asset === asset).reduce((s, x) => s + x.amount, 0),
+    })),
+  );
+  return { accountId: p.accountId, balances };
+}
+
+export async function walletHistory(rt: Runtime, p: Principal, q: { asset?: (typeof ASSETS)[number]; limit: number; cursor?: string }): Promise<WalletHistoryResponse> {
+  const page = await rt.store.walletHistory(p.accountId, q);
+  return {
+    entries: page.items.map((e) => ({ transferId: e.transferId, at: e.at, kind: e.kind, asset: e.asset, amount: e.amount, balanceAfter: e.balanceAfter, jobId: e.jobId, nodeId: e.nodeId, memo: e.memo })),
+    nextCursor: page.nextCursor,
+  };
+}
+
+/**
+ * Operators record money that arrived outside (with its reference) into any account; on a dev network
+ * (GPUX_DEV_MINT=1) any account may mint test funds into its own wallet.
+ */
+export async function deposit(rt: Runtime, p: Principal, body: Out<typeof DepositRequest>): Promise<TransferView> {
+  const target = body.accountId ?? p.accountId;
+  const operator = p.role === 'operator';
+  if (!operator && target !== p.accountId) throw new GpuxError('FORBIDDEN', 'only operators deposit into another account; drop accountId');
+  const mint = !operator || body.reference === undefined;
+  if (mint && !rt.config.devMint) {
+    throw new GpuxError(
+      'FORBIDDEN',
+      operator
+        ? 'this network does not mint test funds (GPUX_DEV_MINT is off): record a real deposit with its external reference'
+        : 'deposits on this network are recorded by its operator when your payment arrives; test funds can be minted only on a dev network (GPUX_DEV_MINT=1)',
+    );
+  }
+  const t = await rt.store.postTransfer({
+    kind: mint ? 'mint' : 'deposit',
+    postings: move(body.asset, ACCOUNTS.world, [{ account: ACCOUNTS.wallet(target), amount: body.amount }]),
+    at: rt.clock.now(),
+    memo: mint ? `test funds for ${target}` : `deposit for ${target}`,
+    reference: body.reference ?? null,
+  });
+  rt.logger.info({ accountId: target, asset: body.asset, amount: body.amount, kind: t.kind, by: p.accountId }, 'wallet credited');
+  return transferView(t);
+}
+
+export async function withdraw(rt: Runtime, p: Principal, body: Out<typeof WithdrawRequest>): Promise<PayoutView> {
+  const now = rt.clock.now();
+  const payout = await rt.store.requestPayout({
+    id: newId('pay', now, rt.random),
+    accountId: p.accountId,
+    asset: body.asset,
+    amount: body.amount,
+    destination: body.destination,
+    adapter: MANUAL_ADAPTER,
+    now,
+  });
+  rt.logger.info({ payoutId: payout.id, accountId: p.accountId, amount: body.amount, asset: body.asset }, 'payout requested');
+  return payoutView(payout);
+}
+
+export async function listPayouts(rt: Runtime, q: { accountId?: string; state?: PayoutRecord['state']; limit: number }): Promise<ListPayoutsResponse> {
+  return { payouts: (await rt.store.listPayouts(q)).map(payoutView) };
+}
+
+export async function settlePayout(rt: Runtime, p: Principal, id: string, outcome: { reference: string } | { reason: string }): Promise<PayoutView> {
+  const now = rt.clock.now();
+  const payout = 'reference' in outcome ? await rt.store.completePayout(id, outcome.reference, now) : await rt.store.rejectPayout(id, outcome.reason, now);
+  rt.logger.info({ payoutId: id, state: payout.state, by: p.accountId }, 'payout settled');
+  return payoutView(payout);
+}
+
+export async function treasury(rt: Runtime): Promise<TreasuryResponse> {
+  const totals = await rt.store.ledgerTotals();
+  return {
+    feeBps: rt.config.treasuryFeeBps,
+    assets: totals.map((t) => ({
+      asset: t.asset,
+      minted: t.minted,
+      treasury: t.treasury,
+      wallets: t.wallets,
+      escrow: t.escrow,
+      stake: t.stake,
+      pendingPayouts: t.pendingPayouts,
+      balanced: t.inside === t.minted && t.negativeAccounts === 0,
+    })),
+  };
+}
+
+export async function ledger(rt: Runtime, q: { limit: number; cursor?: string; jobId?: string; account?: string }): Promise<LedgerResponse> {
+  const page = await rt.store.listTransfers(q);
+  return { transfers: page.items.map(transferView), nextCursor: page.nextCursor };
+}

@@ -1,0 +1,98 @@
+/**
+ * The ledger primitive: post one balanced transfer inside the caller's transaction. Balances live in
+ * ledger_balances and move by an upsert that returns the new balance, so "no account but the world below
+ * zero" is checked on the row the transaction holds (row-locked on PostgreSQL; SQLite's write transaction
+ * is exclusive). Postings are applied in (asset, account) order so two transfers never lock in opposite
+ * orders. A refused transfer throws INSUFFICIENT_FUNDS and the caller's transaction rolls back whole.
+ */
+import { assertBalanced, GpuxError, mayGoNegative, type NewTransfer, newId, type Posting, type PostingRecord, type TransferRecord } from '@gpux/core';
+import { type Asset, formatAmount } from '@gpux/protocol';
+import type { Kysely } from 'kysely';
+import { cryptoRandom } from '../random.js';
+import type { StoreContext } from './context.js';
+import type { Database } from './schema.js';
+
+/** Sum postings per (account, asset), drop zeros, order for locking. */
+function normalize(postings: readonly Posting[]): Posting[] {
+  const sums = new Map<string, Posting>();
+  for (const p of postings) {
+    const key = `${p.asset}\u0000${p.account}`;
+    const prev = sums.get(key);
+    sums.set(key, { account: p.account, asset: p.asset, amount: (prev?.amount ?? 0) + p.amount });
+  }
+  return [...sums.entries()]
+    .filter(([, p]) => p.amount !== 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, p]) => p);
+}
+
+export function insufficientFunds(account: string, asset: Asset, available: number, needed: number): GpuxError {
+  return new GpuxError(
+    'INSUFFICIENT_FUNDS',
+    `insufficient funds in ${account}: needs ${formatAmount(needed, asset)}, has ${formatAmount(available, asset)} available (short ${formatAmount(needed - available, asset)})`,
+  );
+}
+
+/** The balance of one account (0 when it never had a posting); locks the row on PostgreSQL when `lock`. */
+export async function balanceIn(trx: Kysely<Database>, ctx: StoreContext, account: string, asset: Asset, lock = false): Promise<number> {
+  const row = await trx
+    .selectFrom('ledger_balances')
+    .select('balance')
+    .where('account', '=', account)
+    .where('asset', '=', asset)
+    .$if(lock && ctx.q.forUpdate, (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  return row ? Number(row.balance) : 0;
+}
+
+/** Post `t` in the caller's transaction. Throws INSUFFICIENT_FUNDS (the caller rolls back) or on an unbalanced transfer. */
+export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Promise<TransferRecord> {
+  assertBalanced(t.postings);
+  const postings = normalize(t.postings);
+  const applied: PostingRecord[] = [];
+  for (const p of postings) {
+    const row = await trx
+      .insertInto('ledger_balances')
+      .values({ account: p.account, asset: p.asset, balance: p.amount })
+      .onConflict((oc) => oc.columns(['account', 'asset']).doUpdateSet((eb) => ({ balance: eb('ledger_balances.balance', '+', eb.ref('excluded.balance')) })))
+      .returning('balance')
+      .executeTakeFirstOrThrow();
+    const after = Number(row.balance);
+    if (after < 0 && !mayGoNegative(p.account)) throw insufficientFunds(p.account, p.asset, after - p.amount, -p.amount);
+    applied.push({ ...p, balanceAfter: after });
+  }
+  const id = newId('tx', t.at, cryptoRandom);
+  const head = await trx
+    .insertInto('ledger_transfers')
+    .values({
+      id,
+      kind: t.kind,
+      at: t.at,
+      memo: t.memo,
+      job_id: t.jobId ?? null,
+      attempt_id: t.attemptId ?? null,
+      node_id: t.nodeId ?? null,
+      reference: t.reference ?? null,
+    })
+    .returning('seq')
+    .executeTakeFirstOrThrow();
+  const seq = Number(head.seq);
+  if (applied.length > 0) {
+    await trx
+      .insertInto('ledger_postings')
+      .values(applied.map((p) => ({ transfer_seq: seq, account: p.account, asset: p.asset, amount: p.amount, balance_after: p.balanceAfter })))
+      .execute();
+  }
+  return {
+    id,
+    seq,
+    kind: t.kind,
+    at: t.at,
+    memo: t.memo,
+    jobId: t.jobId ?? null,
+    attemptId: t.attemptId ?? null,
+    nodeId: t.nodeId ?? null,
+    reference: t.reference ?? null,
+    postings: applied,
+  };
+}

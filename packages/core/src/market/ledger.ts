@@ -1,0 +1,76 @@
+/**
+ * The double-entry ledger's vocabulary. Every movement of money is one transfer: postings (account, asset,
+ * signed amount) that sum to zero per asset. Accounts are strings by convention below; `world` is the
+ * outside (what was minted or deposited comes from it, paid-out money goes back to it) and is the only
+ * account allowed below zero, so per asset the sum of every other account equals what is in the network.
+ */
+import type { Asset } from '@gpux/protocol';
+import { assertAmount } from './arith.js';
+
+export const ACCOUNTS = {
+  world: 'world',
+  treasury: 'treasury',
+  wallet: (accountId: string) => `wallet:${accountId}`,
+  escrow: (jobId: string) => `escrow:${jobId}`,
+  stake: (nodeId: string) => `stake:${nodeId}`,
+  unbonding: (nodeId: string) => `unbonding:${nodeId}`,
+  payout: (payoutId: string) => `payout:${payoutId}`,
+} as const;
+
+export const TRANSFER_KINDS = [
+  'mint', // test funds on a dev network (operator or self, when allowed)
+  'deposit', // money that arrived outside, recorded by the operator with its reference
+  'escrow.hold', // wallet → escrow at submission
+  'escrow.topup', // wallet → escrow before a retry, so the hold covers a whole new attempt
+  'escrow.release', // escrow → wallet: what a finished or cancelled job did not spend
+  'settlement', // escrow → provider wallet + treasury, per chunk of runtime
+  'stake.deposit', // provider wallet → node stake
+  'stake.unbond', // node stake → unbonding (released after the delay)
+  'stake.release', // unbonding → provider wallet
+  'slash', // node stake → buyer / reporter / treasury, by the trust rules
+  'payout.request', // wallet → payout (pending at the settlement adapter)
+  'payout.complete', // payout → world (the adapter paid it out)
+  'payout.reject', // payout → wallet
+] as const;
+export type TransferKind = (typeof TRANSFER_KINDS)[number];
+
+export interface Posting {
+  account: string;
+  asset: Asset;
+  /** Signed minor units: positive credits the account, negative debits it. */
+  amount: number;
+}
+
+export interface NewTransfer {
+  kind: TransferKind;
+  postings: Posting[];
+  at: number;
+  memo: string;
+  jobId?: string | null;
+  attemptId?: string | null;
+  nodeId?: string | null;
+  /** The settlement adapter's or operator's external reference (deposit tx, payout receipt). */
+  reference?: string | null;
+}
+
+/** A movement of `amount` from one account to others (amounts > 0; zero legs are dropped). */
+export function move(asset: Asset, from: string, to: readonly { account: string; amount: number }[]): Posting[] {
+  const legs = to.filter((t) => t.amount !== 0);
+  for (const t of legs) assertAmount(t.amount, `amount to ${t.account}`);
+  const total = legs.reduce((s, t) => s + t.amount, 0);
+  if (total === 0) return [];
+  return [{ account: from, asset, amount: -total }, ...legs.map((t) => ({ account: t.account, asset, amount: t.amount }))];
+}
+
+/** Throws unless the postings balance to zero per asset and every amount is a safe integer. */
+export function assertBalanced(postings: readonly Posting[]): void {
+  const sums = new Map<string, number>();
+  for (const p of postings) {
+    assertAmount(p.amount, `posting to ${p.account}`, true);
+    sums.set(p.asset, (sums.get(p.asset) ?? 0) + p.amount);
+  }
+  for (const [asset, sum] of sums) if (sum !== 0) throw new Error(`invariant: postings in ${asset} sum to ${sum}, not 0`);
+}
+
+/** Accounts that may never go below zero: all but the world. */
+export const mayGoNegative = (account: string) => account === ACCOUNTS.world;
