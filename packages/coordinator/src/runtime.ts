@@ -5,9 +5,11 @@
 import {
   CapacityIndex,
   type Clock,
+  manualSettlementAdapter,
   PlacementEngine,
   type Random,
   type Scheduler,
+  type SettlementAdapter,
   type Store,
   type TransitionDecider,
   transitionDecider,
@@ -27,6 +29,7 @@ export interface CoordinatorDeps {
   clock: Clock;
   random: Random;
   logger: Logger;
+  settlementAdapter?: SettlementAdapter;
 }
 
 export interface Runtime extends CoordinatorDeps {
@@ -48,6 +51,8 @@ export interface Runtime extends CoordinatorDeps {
   scheduling: SchedulingLoop;
   /** Index prices and provider asks (a cache of the store, like the capacity index). */
   book: PriceBook;
+  /** Where withdrawals are paid out (the manual adapter unless the embedder passes another). */
+  settlementAdapter: SettlementAdapter;
 }
 
 export function createRuntime(deps: CoordinatorDeps): Runtime {
@@ -65,6 +70,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     nodeKeys: new NodeKeyCache(deps.store),
     delivery: new DeliveryTracker(),
     book: new PriceBook(deps.config.treasuryFeeBps),
+    settlementAdapter: deps.settlementAdapter ?? manualSettlementAdapter,
   } as Omit<Runtime, 'scheduling'> as Runtime;
   rt.scheduling = new SchedulingLoop(rt);
   return rt;

@@ -2,7 +2,7 @@
  * startCoordinator: open and migrate the store, bootstrap the first operator token, extend active leases
  * (a restart must not expire healthy nodes), rebuild the capacity index, start the loops, listen.
  */
-import { type Clock, type Random, type Store, systemClock } from '@gpux/core';
+import { type Clock, type Random, type SettlementAdapter, type Store, systemClock } from '@gpux/core';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { CoordinatorConfig } from './config.js';
@@ -33,6 +33,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Use this store instead of opening config.db; the caller keeps ownership and closes it. */
   store?: Store;
+  /** Where withdrawals are paid out; default the manual adapter (an operator records each payout). */
+  settlementAdapter?: SettlementAdapter;
 }
 
 function urlFor(host: string, port: number): string {
@@ -53,7 +55,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       bootstrapOperatorToken = (await issueToken(store, { role: 'operator', name: 'bootstrap' }, clock, random)).token;
       logger.info('issued the bootstrap operator token');
     }
-    const rt = createRuntime({ store, config, clock, random, logger });
+    const rt = createRuntime({ store, config, clock, random, logger, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
     const extended = await store.extendActiveLeases(clock.now() + config.leaseTtlMs);
     const counts = await rebuildIndex(rt);
     const app = buildApp({ store, config, clock, random, logger, runtime: rt });

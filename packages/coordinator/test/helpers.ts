@@ -15,7 +15,7 @@ import {
   signRequest,
 } from '@gpux/protocol';
 import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js';
-import { type RunningCoordinator, startCoordinator } from '../src/start.js';
+import { type RunningCoordinator, type StartOptions, startCoordinator } from '../src/start.js';
 import { issueToken } from '../src/tokens.js';
 import { cryptoRandom } from '../src/random.js';
 
@@ -31,18 +31,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(overrides: Partial<CoordinatorConfig> = {}): Promise<Harness> {
+export async function startHarness(overrides: Partial<CoordinatorConfig> = {}, opts: StartOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
   const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, ...overrides });
   const h: Harness = {
     dir,
-    coord: await startCoordinator(config),
+    coord: await startCoordinator(config, opts),
     url: '',
     operator: '',
     buyer: async () => (await issueToken(h.coord.store, { role: 'buyer', name: 'buyer' }, systemClock, cryptoRandom)).token,
     restart: async () => {
       await h.coord.close();
-      h.coord = await startCoordinator({ ...config, port: h.coord.port });
+      h.coord = await startCoordinator({ ...config, port: h.coord.port }, opts);
       h.url = h.coord.url;
     },
     close: async () => {

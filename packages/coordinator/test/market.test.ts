@@ -150,6 +150,41 @@ describe('market and ledger over HTTP', () => {
     assert.deepEqual([bill.held, bill.charged, bill.refunded, bill.inEscrow], [sub.body.job.payment.held, 0, sub.body.job.payment.held, 0]);
   });
 
+  test('a job without a cap takes the market price; one that matches no class on the network is told to name a cap', async () => {
+    const none = await post('/v1/jobs', { spec: spec({ resources: { gpu: { count: 1, models: ['MI300X'] } } }) });
+    assert.equal(none.status, 400, JSON.stringify(none.body));
+    assert.equal(none.body.error.code, 'SPEC_INVALID');
+    assert.equal(none.body.error.problems[0].path, 'maxPricePerGpuHour');
+    // Two GPUs: no node here has them, so it stays queued (and is cancelled below).
+    const twoGpus = spec({ resources: { gpu: { count: 2 } }, timeoutSeconds: 60 });
+    const market = await post('/v1/jobs', { spec: twoGpus });
+    assert.equal(market.status, 201, JSON.stringify(market.body));
+    const pay = market.body.job.payment;
+    const floor = CLASS_CATALOGUE['nvidia-h100-80gb']!.floor;
+    assert.ok(pay.capPerUnitHour >= floor + Math.ceil((floor * 1250) / 10_000), 'the cap is an index of the class plus one step');
+    assert.equal(pay.held, holdFor(JobSpec.parse(twoGpus), pay.capPerUnitHour));
+    assert.equal((await post(`/v1/jobs/${market.body.job.id}/cancel`, {})).status, 200);
+  });
+
+  test('a job paid in network credit settles in credit', async () => {
+    assert.equal((await post('/v1/wallet/deposits', { asset: 'credit', amount: 5 * USDC })).status, 201);
+    const sub = await post('/v1/jobs', { spec: job({ asset: 'credit' }) });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    const jobId: string = sub.body.job.id;
+    const work = await waitFor(async () => {
+      const w = WorkResponse.parse((await agent.work(500)).body);
+      return w.assignments.find((a) => a.jobId === jobId);
+    }, 'the node takes the credit job');
+    await agent.start(work.attemptId);
+    await new Promise((r) => setTimeout(r, 50));
+    await agent.result(work.attemptId, report('succeeded'));
+    const bill = BillResponse.parse((await get(`/v1/jobs/${jobId}/bill`)).body);
+    assert.equal(bill.asset, 'credit');
+    assert.ok(bill.charged > 0 && bill.held === bill.charged + bill.refunded);
+    const credit = (await get('/v1/wallet', provider)).body.balances.find((b: { asset: string }) => b.asset === 'credit');
+    assert.equal(credit.available, bill.toProviders, 'the provider earned credit');
+  });
+
   test('withdrawals wait at the manual adapter until the operator completes or rejects them', async () => {
     const w = await post('/v1/wallet/withdrawals', { amount: 2 * USDC, destination: 'iban:DE00 1234' }, provider);
     assert.equal(w.status, 201, JSON.stringify(w.body));

@@ -110,8 +110,9 @@ export function applyNodeAsks(rt: Runtime, nodeId: string, providerId: string | 
 
 /**
  * One epoch of the index: per class, supply (GPUs on online, active nodes; CPU cores for cpu) and demand
- * (busy units plus what due queued jobs want, a job's units split evenly over the classes it accepts), then
- * each price moves toward the target utilization. Recorded, then applied to the book.
+ * (busy units plus what due queued jobs want at the index: a job's units split evenly over the classes it
+ * accepts whose index is within its cap, so demand falls as the price rises), then each price moves toward
+ * the target utilization. Recorded, then applied to the book.
  */
 export async function runEpoch(rt: Runtime, now: number): Promise<PricePointRecord[]> {
   const supply = new Map<string, number>();
@@ -130,7 +131,9 @@ export async function runEpoch(rt: Runtime, now: number): Promise<PricePointReco
     add(demand, CPU_CLASS, n.cpuCores - n.freeCpu);
   }
   for (const job of await rt.store.claimQueued(now, rt.config.scheduleBatchSize)) {
-    const classes = acceptedClasses(rt, job.spec);
+    // Demand at the index: a queued job counts for the classes whose index is within its cap.
+    const cap = job.payment?.capPerUnitHour ?? Number.POSITIVE_INFINITY;
+    const classes = acceptedClasses(rt, job.spec).filter((c) => rt.book.price(c) <= cap);
     const want = job.spec.resources.gpu.count > 0 ? job.spec.resources.gpu.count * (job.spec.nodes ?? 1) : (job.spec.resources.cpuCores ?? 1) * (job.spec.nodes ?? 1);
     for (const c of classes) add(demand, c, want / classes.length);
   }

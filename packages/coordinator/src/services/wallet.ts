@@ -20,9 +20,6 @@ import type { z } from 'zod';
 import type { Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
 
-/** The one settlement adapter shipped: an operator pays out by hand and records the external reference. */
-export const MANUAL_ADAPTER = 'manual';
-
 type Out<T extends z.ZodType> = z.output<T>;
 
 export function transferView(t: TransferRecord): TransferView {
@@ -93,18 +90,30 @@ export async function deposit(rt: Runtime, p: Principal, body: Out<typeof Deposi
   return transferView(t);
 }
 
+/**
+ * The amount leaves the wallet as a durable pending payout first; then the settlement adapter gets it. An
+ * adapter failure leaves the payout pending (never lost, never paid twice by us): an operator settles it.
+ */
 export async function withdraw(rt: Runtime, p: Principal, body: Out<typeof WithdrawRequest>): Promise<PayoutView> {
   const now = rt.clock.now();
-  const payout = await rt.store.requestPayout({
+  const adapter = rt.settlementAdapter;
+  let payout = await rt.store.requestPayout({
     id: newId('pay', now, rt.random),
     accountId: p.accountId,
     asset: body.asset,
     amount: body.amount,
     destination: body.destination,
-    adapter: MANUAL_ADAPTER,
+    adapter: adapter.name,
     now,
   });
-  rt.logger.info({ payoutId: payout.id, accountId: p.accountId, amount: body.amount, asset: body.asset }, 'payout requested');
+  rt.logger.info({ payoutId: payout.id, accountId: p.accountId, amount: body.amount, asset: body.asset, adapter: adapter.name }, 'payout requested');
+  try {
+    const outcome = await adapter.submit(payout);
+    if (outcome.state === 'completed') payout = await rt.store.completePayout(payout.id, outcome.reference, rt.clock.now());
+    else if (outcome.state === 'rejected') payout = await rt.store.rejectPayout(payout.id, outcome.reason, rt.clock.now());
+  } catch (err) {
+    rt.logger.error({ err, payoutId: payout.id, adapter: adapter.name }, 'settlement adapter failed; the payout stays pending');
+  }
   return payoutView(payout);
 }
 

@@ -5,3 +5,4 @@ export * from './ledger.js';
 export * from './price-index.js';
 export * from './settlement.js';
 export * from './records.js';
+export * from './settlement-adapter.js';
