@@ -13,6 +13,7 @@ import { NodeDetail } from './pages/node-detail.js';
 import { Nodes } from './pages/nodes.js';
 import { Overview } from './pages/overview.js';
 import { SignIn } from './pages/sign-in.js';
+import { Wallet } from './pages/wallet.js';
 
 function route(path: string, account: Account) {
   const m = /^\/(nodes|jobs)\/([^/]+)$/.exec(path);
@@ -27,6 +28,8 @@ function route(path: string, account: Account) {
       return <Jobs account={account} />;
     case '/market':
       return <Market account={account} />;
+    case '/wallet':
+      return <Wallet />;
     default:
       return (
         <Page title="Page not found">

@@ -8,6 +8,7 @@ import './styles/controls.css';
 import './styles/layout.css';
 import './styles/data.css';
 import './styles/detail.css';
+import './styles/money.css';
 import './styles/narrow.css';
 
 createRoot(document.getElementById('root')!).render(

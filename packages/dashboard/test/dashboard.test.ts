@@ -1,18 +1,20 @@
 /**
- * The dashboard in real headless Chromium against a running coordinator with a process node and simulated nodes:
- * every page renders the API's data, a submitted job turns succeeded live, buyers see only their own jobs, the
- * keyboard reaches the navigation, 375 px has no horizontal scroll. Screenshots go to test/artifacts/.
+ * The dashboard in real headless Chromium against a running market network with a process node and simulated
+ * nodes: every page renders the API's data, a submitted job turns succeeded live, buyers see only their own jobs,
+ * prices, treasury, bills and wallets show the API's exact amounts, the keyboard reaches the navigation, 375 px
+ * has no horizontal scroll. Screenshots go to test/artifacts/.
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { GetJobResponse, ListJobsResponse, ListNodesResponse, StatsResponse } from '@gpux/protocol';
+import type { BillResponse, GetJobResponse, LedgerResponse, ListJobsResponse, ListNodesResponse, MarketPricesResponse, PriceHistoryResponse, StatsResponse, TreasuryResponse, WalletResponse } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { amount, bps, money, num, signedBps } from '../app/lib/format.js';
 import { launchChromium, requireChromium } from './helpers/browser.js';
 import { ensureBuilt } from './helpers/build.js';
-import { LOCAL_LABEL, type Network, startNetwork, until } from './helpers/network.js';
+import { BUYER_FUNDS, LOCAL_LABEL, type Network, startNetwork, until } from './helpers/network.js';
 import { startWorkload, type Workload } from './helpers/workload.js';
 
 const ARTIFACTS = new URL('./artifacts/', import.meta.url).pathname;
@@ -111,7 +113,7 @@ describe('dashboard in Chromium', requireChromium(), () => {
       const ui = await overview.locator('[data-testid=jobs-by-state] .count[data-state=queued]').textContent();
       return ui === String(s.jobs.byState.queued) ? true : undefined;
     });
-    await overview.getByText('Not available yet').first().waitFor();
+    await overview.getByTestId('price-summary').locator('tbody tr').first().waitFor();
     await shot(overview, 'overview-operator-first');
   });
 
@@ -135,7 +137,8 @@ describe('dashboard in Chromium', requireChromium(), () => {
     await page.getByLabel('Search').fill('');
     await shot(page, 'nodes');
 
-    const sim = nodes.find((n) => n.simulated && n.advertisement.gpus.length > 0)!;
+    // A node with work now, so its recent jobs are not empty (the market places by price: some nodes may idle).
+    const sim = await until('a busy simulated node', async () => (await get<ListNodesResponse>('/v1/nodes', net.operatorToken)).nodes.find((n) => n.simulated && n.gpusBusy > 0));
     await table.locator(`tr[data-node-id="${sim.id}"] a`).click();
     await page.getByRole('heading', { level: 1, name: sim.advertisement.hostname }).waitFor();
     await page.getByText(sim.id).first().waitFor();
@@ -173,7 +176,10 @@ describe('dashboard in Chromium', requireChromium(), () => {
     for (const e of detail.events) await timeline.getByText(e.type, { exact: true }).first().waitFor();
     await until('logs shown', async () => ((await page.getByTestId('job-logs').textContent())?.includes('hello-from-the-dashboard-test') ? true : undefined));
     await page.getByTestId('attempts').getByText('succeeded').waitFor();
-    await page.getByText('Not available yet').first().waitFor(); // the bill
+    const attempt = detail.attempts[0]!;
+    assert.ok(attempt.price, 'a market job is priced at placement');
+    assert.equal(await page.getByTestId('attempts').locator('[data-field=price]').getAttribute('data-minor'), String(attempt.price.pricePerUnitHour));
+    await page.getByTestId('bill').waitFor();
     await shot(page, 'job-detail');
   });
 
@@ -253,6 +259,7 @@ describe('dashboard in Chromium', requireChromium(), () => {
       [page, '/jobs', 'jobs'],
       [page, `/jobs/${job!.id}`, 'job-detail'],
       [op, '/market', 'market'],
+      [page, '/wallet', 'wallet'],
     ];
     for (const [p, path, name] of pages) {
       await p.goto(`${net.url}${path}`);
@@ -263,13 +270,161 @@ describe('dashboard in Chromium', requireChromium(), () => {
     }
   });
 
-  test('market: a live chart of real readings and honest placeholders for prices and the treasury', async () => {
+  /** The price table's rows as the page shows them (no named functions inside: the page runs this source as is). */
+  async function priceRows(table: Locator) {
+    return table.locator('tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => {
+        const text = Object.fromEntries(Array.from(tr.querySelectorAll('[data-field]') as ArrayLike<typeof tr>).map((c) => [c.getAttribute('data-field'), c.textContent?.trim()]));
+        return {
+          class: tr.getAttribute('data-class') ?? '',
+          epoch: Number(tr.getAttribute('data-epoch')),
+          priceMinor: Number(tr.querySelector('[data-field=price]')?.getAttribute('data-minor')),
+          floorMinor: Number(tr.querySelector('[data-field=floor]')?.getAttribute('data-minor')),
+          price: text.price,
+          change: text.change,
+          change24h: text.change24h,
+          utilization: text.utilization,
+          supply: text.supply,
+          demand: text.demand,
+          floor: text.floor,
+        };
+      }),
+    );
+  }
+
+  test('market: the price table and the price history are the API’s, after the index moved', async () => {
     const page = await signedIn(net.operatorToken);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Market' }).click();
     await page.getByRole('heading', { level: 1, name: 'Market' }).waitFor();
-    await page.locator('figure.chart svg[role=img]').waitFor({ timeout: 20_000 });
-    assert.ok((await page.locator('.not-yet').count()) >= 3, 'price history, treasury and ledger are placeholders');
+    const table = page.getByTestId('price-table');
+    // Both sides move every epoch: compare when the page and the API show the same epoch of every class.
+    const prices = await until('the price table shows GET /v1/market/prices', async () => {
+      const api = await get<MarketPricesResponse>('/v1/market/prices', net.buyerToken);
+      if (api.classes.length === 0 || api.classes.some((c) => c.previous === null)) return undefined; // not two epochs yet
+      const rows = await priceRows(table);
+      if (rows.length !== api.classes.length || api.classes.some((c) => rows.find((r) => r.class === c.class)?.epoch !== c.epoch)) return undefined;
+      for (const c of api.classes) {
+        const row = rows.find((r) => r.class === c.class)!;
+        assert.deepEqual(row, {
+          class: c.class,
+          epoch: c.epoch,
+          priceMinor: c.price,
+          floorMinor: c.floor,
+          price: amount(c.price),
+          change: signedBps(c.changeBps),
+          change24h: signedBps(c.change24hBps),
+          utilization: bps(c.utilizationBps),
+          supply: num(c.supplyUnits),
+          demand: num(c.demandUnits),
+          floor: amount(c.floor),
+        });
+      }
+      return api;
+    });
+    assert.equal(prices.market, true);
+    assert.ok(prices.classes.some((c) => c.class === 'cpu'), 'the process node prices the cpu class');
+
+    // The history of a GPU class: the chart is drawn, and the latest point it names is the API's point of that epoch.
+    const cls = prices.classes.find((c) => c.class !== 'cpu' && c.supplyUnits > 0)!.class;
+    const history = page.getByRole('region', { name: 'Price history' });
+    await history.getByLabel('Class').selectOption(cls);
+    await history.locator('figure.chart svg[role=img]').waitFor({ timeout: 20_000 });
+    await until(`the history of ${cls} matches GET /v1/market/history`, async () => {
+      const m = /^Epoch (\d+): (\S+) USDC per GPU-hour$/.exec((await history.getByTestId('history-now').textContent()) ?? '');
+      if (!m) return undefined;
+      const { points } = await get<PriceHistoryResponse>(`/v1/market/history?class=${cls}&limit=5000`, net.buyerToken);
+      const point = points.find((p) => p.epoch === Number(m[1]));
+      assert.ok(point, `epoch ${m[1]} of ${cls} is in the history`);
+      assert.equal(m[2], amount(point.price));
+      return true;
+    });
+    await page.locator('figure.chart svg[role=img]').nth(1).waitFor({ timeout: 20_000 }); // the live supply chart too
     await shot(page, 'market');
+  });
+
+  test('market: operators see a balanced treasury and the ledger; buyers see neither', async () => {
+    const page = await signedIn(net.operatorToken);
+    await page.goto(`${net.url}/market`);
+    const treasury = page.getByTestId('treasury');
+    await treasury.waitFor();
+    const api = await get<TreasuryResponse>('/v1/treasury', net.operatorToken);
+    for (const a of api.assets) {
+      assert.equal(a.balanced, true, `${a.asset} is balanced`);
+      assert.equal(await treasury.locator(`tr[data-asset="${a.asset}"] [data-testid=balanced]`).textContent(), 'Balanced');
+    }
+    assert.equal(await treasury.getByText('NOT balanced').count(), 0);
+    // What was brought in only moves with mints: the page shows the API's amount.
+    await until('minted USDC matches', async () => {
+      const usdc = (await get<TreasuryResponse>('/v1/treasury', net.operatorToken)).assets.find((a) => a.asset === 'usdc')!;
+      const ui = treasury.locator('tr[data-asset="usdc"] [data-field=minted]');
+      return (await ui.getAttribute('data-minor')) === String(usdc.minted) && (await ui.textContent()) === amount(usdc.minted) ? true : undefined;
+    });
+    const newest = await page.getByTestId('ledger').locator('tbody tr').first().getAttribute('data-transfer-id');
+    const { transfers } = await get<LedgerResponse>('/v1/ledger?limit=500', net.operatorToken);
+    assert.ok(transfers.some((t) => t.id === newest), 'the ledger rows are the API’s transfers');
+    await shot(page, 'market-operator');
+
+    const buyer = await signedIn(net.buyerToken);
+    await buyer.goto(`${net.url}/market`);
+    await buyer.getByTestId('price-table').waitFor();
+    await buyer.locator('.live', { hasText: 'Live' }).waitFor();
+    assert.equal(await buyer.getByTestId('treasury').count(), 0);
+    assert.equal(await buyer.getByRole('region', { name: 'Treasury' }).count(), 0);
+    assert.equal(await buyer.getByTestId('ledger').count(), 0);
+    assert.equal((await fetch(`${net.url}/v1/treasury`, { headers: { authorization: `Bearer ${net.buyerToken}` } })).status, 403);
+  });
+
+  test('a finished paid job shows its bill, each attempt its price, and the wallet what is left', async () => {
+    const payer = await net.buyer('bill-buyer');
+    const client = new GpuxClient({ url: net.url, token: payer });
+    const { job } = await client.submitJob({ name: 'paid-job', image: 'x', command: ['run'], resources: { gpu: { count: 1 } }, env: { GPUX_SIM_SECONDS: '2' }, maxRetries: 0 });
+    const bill = await until(
+      'the job finished and settled',
+      async () => {
+        const j = await get<GetJobResponse>(`/v1/jobs/${job.id}`, payer);
+        if (j.job.state !== 'succeeded') return undefined;
+        const b = await get<BillResponse>(`/v1/jobs/${job.id}/bill`, payer);
+        return b.inEscrow === 0 ? b : undefined;
+      },
+      60_000,
+    );
+    assert.ok(bill.charged > 0, 'two seconds on a GPU cost something');
+    assert.equal(bill.held, bill.charged + bill.refunded);
+    assert.equal(bill.charged, bill.toProviders + bill.fee);
+    const { attempts } = await get<GetJobResponse>(`/v1/jobs/${job.id}`, payer);
+
+    const page = await signedIn(payer);
+    await page.goto(`${net.url}/jobs/${job.id}`);
+    const panel = page.getByTestId('bill');
+    await panel.waitFor();
+    for (const k of ['held', 'charged', 'toProviders', 'fee', 'refunded', 'inEscrow'] as const) {
+      const dd = panel.locator(`dd[data-field=${k}]`);
+      assert.equal(await dd.getAttribute('data-minor'), String(bill[k]), k);
+      assert.equal(await dd.textContent(), money(bill[k], bill.asset), k);
+    }
+    assert.equal(await panel.locator('dd[data-field=capPerUnitHour]').textContent(), `${money(bill.capPerUnitHour, bill.asset)} per GPU-hour`);
+    const lines = await panel.getByTestId('bill-lines').locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-kind'), Number(tr.querySelector('[data-minor]')?.getAttribute('data-minor'))]));
+    assert.deepEqual(
+      lines,
+      bill.lines.map((l) => [l.kind, l.amount]),
+    );
+    for (const a of attempts) {
+      assert.ok(a.price);
+      assert.equal(await page.locator(`tr[data-attempt-id="${a.id}"] [data-field=price]`).getAttribute('data-minor'), String(a.price.pricePerUnitHour));
+    }
+    await shot(page, 'job-bill');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Wallet' }).click();
+    const usdc = page.getByTestId('wallet-balances').locator('[data-asset=usdc]');
+    await usdc.waitFor();
+    const wallet = await get<WalletResponse>('/v1/wallet', payer);
+    const available = wallet.balances.find((b) => b.asset === 'usdc')!.available;
+    assert.equal(available, BUYER_FUNDS - bill.charged, 'minted funds less what the job was charged');
+    assert.equal(await usdc.locator('[data-field=available]').getAttribute('data-minor'), String(available));
+    assert.equal(await usdc.locator('[data-field=available]').textContent(), money(available, 'usdc'));
+    await page.getByTestId('wallet-history').locator(`tr[data-transfer-id]`).first().waitFor();
+    assert.equal(await page.getByTestId('wallet-history').locator('tbody tr').count(), (await client.walletHistory()).entries.length);
+    await shot(page, 'wallet');
   });
 
   test('the overview after a while: sparklines carry history (screenshot for the README)', async () => {

@@ -10,6 +10,7 @@ const NAV: Array<{ to: string; label: string; operatorOnly?: boolean }> = [
   { to: '/nodes', label: 'Nodes', operatorOnly: true },
   { to: '/jobs', label: 'Jobs' },
   { to: '/market', label: 'Market' },
+  { to: '/wallet', label: 'Wallet' },
 ];
 
 function isCurrent(to: string, path: string): boolean {

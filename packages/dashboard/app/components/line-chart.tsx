@@ -17,6 +17,13 @@ function niceMax(v: number): number {
   return 10 * p;
 }
 
+/** A tick label with enough decimals to tell the ticks apart (0.0025 on a 0.01 axis, 2.5 on a 10 axis). */
+function tick(v: number, top: number): string {
+  if (Number.isInteger(v)) return String(v);
+  const decimals = Math.min(6, Math.max(1, 2 - Math.floor(Math.log10(top))));
+  return v.toFixed(decimals).replace(/0+$/, '');
+}
+
 export function LineChart({ series, label, unit = '' }: { series: Series[]; label: string; unit?: string }) {
   const [box, W] = useWidth<HTMLElement>(640);
   const all = series.flatMap((s) => s.points);
@@ -44,7 +51,7 @@ export function LineChart({ series, label, unit = '' }: { series: Series[]; labe
           <g key={v}>
             <line className="gridline" x1={M.left} x2={W - M.right} y1={y(v)} y2={y(v)} />
             <text className="axis" x={M.left - 6} y={y(v) + 4} textAnchor="end">
-              {Number.isInteger(v) ? v : v.toFixed(1)}
+              {tick(v, top)}
             </text>
           </g>
         ))}

@@ -1,6 +1,7 @@
 /**
- * Features that arrive with later issues (market, trust, scheduler explain). Whether this coordinator has
- * one is the API's own answer: its OpenAPI document lists a route for it, or it does not.
+ * Features that not every coordinator has: the market's routes (a coordinator from before the market issue
+ * lacks them), trust (a later issue) and node earnings (no route: a provider's earnings are its wallet
+ * history). Whether this coordinator has one is the API's own answer: its OpenAPI document lists the route.
  */
 import { useEffect, useState } from 'react';
 import { api } from './api.js';
@@ -8,19 +9,23 @@ import { api } from './api.js';
 export interface Feature {
   /** The route as the OpenAPI document writes it. */
   route: string;
-  /** The issue that brings it, for the "not available yet" note. */
+  /** What brings it, for the "not available yet" note: "the market issue". */
   issue: string;
+  /** Where to look meanwhile, when that is somewhere else in the dashboard. */
+  meanwhile?: string;
 }
 
 export const FEATURES = {
-  explain: { route: '/v1/jobs/{id}/explain', issue: 'scheduler explain' },
-  bill: { route: '/v1/jobs/{id}/bill', issue: 'market' },
-  prices: { route: '/v1/market/prices', issue: 'market' },
-  priceHistory: { route: '/v1/market/history', issue: 'market' },
-  treasury: { route: '/v1/treasury', issue: 'market' },
-  ledger: { route: '/v1/ledger', issue: 'market' },
-  nodeTrust: { route: '/v1/nodes/{id}/trust', issue: 'trust' },
-  nodeEarnings: { route: '/v1/nodes/{id}/earnings', issue: 'market' },
+  explain: { route: '/v1/jobs/{id}/explain', issue: 'the scheduler explain issue' },
+  bill: { route: '/v1/jobs/{id}/bill', issue: 'the market issue' },
+  // prices stands for the whole market (prices, history, asks): one issue brought all its routes at once.
+  prices: { route: '/v1/market/prices', issue: 'the market issue' },
+  treasury: { route: '/v1/treasury', issue: 'the market issue' },
+  ledger: { route: '/v1/ledger', issue: 'the market issue' },
+  wallet: { route: '/v1/wallet', issue: 'the market issue' },
+  nodeTrust: { route: '/v1/nodes/{id}/trust', issue: 'the trust issue' },
+  // No route yet: what a node earns is paid to its provider, line by line in the provider's wallet history.
+  nodeEarnings: { route: '/v1/nodes/{id}/earnings', issue: 'a later issue', meanwhile: "Its provider's earnings, job by job, are in the provider's Wallet." },
 } satisfies Record<string, Feature>;
 export type FeatureName = keyof typeof FEATURES;
 

@@ -50,3 +50,38 @@ export function mb(n: number): string {
 export function shortId(id: string, keep = 14): string {
   return id.length <= keep + 1 ? id : `${id.slice(0, keep)}…`;
 }
+
+// ---- money: integer minor units (6 decimals for every asset), formatted with string arithmetic, never floats ----
+
+const DECIMALS = 6;
+const SYMBOL: Record<string, string> = { usdc: 'USDC', credit: 'CREDIT' };
+const MINUS = '−';
+
+/** 1500000 → "1.50", 562500 → "0.5625", −1 → "−0.000001": exact, at least 2 decimals, no trailing zeros past them. */
+export function amount(minor: number): string {
+  const digits = BigInt(Math.abs(minor)).toString().padStart(DECIMALS + 1, '0');
+  const whole = nf.format(BigInt(digits.slice(0, -DECIMALS)));
+  const frac = digits.slice(-DECIMALS).replace(/0+$/, '').padEnd(2, '0');
+  return `${minor < 0 ? MINUS : ''}${whole}.${frac}`;
+}
+
+/** An amount with its asset: "12.50 USDC". */
+export function money(minor: number, asset: string): string {
+  return `${amount(minor)} ${SYMBOL[asset] ?? asset.toUpperCase()}`;
+}
+
+/** A signed amount that always shows its sign: "+1.00 USDC", "−0.25 USDC". */
+export function signedMoney(minor: number, asset: string): string {
+  return `${minor > 0 ? '+' : ''}${money(minor, asset)}`;
+}
+
+/** Basis points as a percentage with two decimals, exactly: 8000 → "80.00%", −125 → "−1.25%". */
+export function bps(n: number): string {
+  const a = Math.abs(Math.trunc(n));
+  return `${n < 0 ? MINUS : ''}${nf.format(Math.floor(a / 100))}.${String(a % 100).padStart(2, '0')}%`;
+}
+
+/** A change in basis points with its sign always written: "+1.25%", "−0.50%", "0.00%". */
+export function signedBps(n: number): string {
+  return `${n > 0 ? '+' : ''}${bps(n)}`;
+}

@@ -1,16 +1,18 @@
-/** One job: summary, why it waits (explain), timeline of events, attempts, live logs, bill. */
+/** One job: summary, why it waits (explain), timeline of events, attempts with their prices, live logs, bill. */
 import { type ReactNode, useState } from 'react';
-import type { EventView, ExplainJobResponse, GetJobResponse } from '@gpux/protocol';
+import type { BillResponse, ExplainJobResponse, GetJobResponse } from '@gpux/protocol';
+import { AttemptsTable } from '../components/attempts-table.js';
 import { Facts, StateBadge } from '../components/bits.js';
 import { Explain } from '../components/explain.js';
 import { JobLogs } from '../components/job-logs.js';
 import type { Account } from '../components/layout.js';
+import { Bill } from '../components/market/bill.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
+import { Timeline } from '../components/timeline.js';
 import { ApiError, api } from '../lib/api.js';
-import { dateTime, duration, shortId, timeOfDay } from '../lib/format.js';
+import { dateTime, duration, money } from '../lib/format.js';
 import { gpuAsk, runtime } from '../lib/jobs.js';
-import { Link } from '../lib/router.js';
 import { usePoll } from '../lib/use-poll.js';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
@@ -39,6 +41,8 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
     }
   };
   const canCancel = !TERMINAL.includes(job.state) && !job.cancelRequested;
+  const perUnit = job.spec.resources.gpu.count ? 'GPU-hour' : 'job-hour';
+  const pay = job.payment;
 
   return (
     <Page
@@ -75,6 +79,12 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
               ['Exit code', job.exitCode ?? '—'],
               ['Error', job.error],
               ['Attempts', `${job.attemptCount} (up to ${job.spec.maxRetries + 1})`],
+              ...(pay
+                ? ([
+                    ['Pays at most', `${money(pay.capPerUnitHour, pay.asset)} per ${perUnit}`],
+                    ['Held at submission', money(pay.held, pay.asset)],
+                  ] as Array<[string, ReactNode]>)
+                : []),
               ...(account.role === 'operator' ? ([['Buyer', <span key="b" className="id">{job.buyerId}</span>]] as Array<[string, ReactNode]>) : []),
             ]}
           />
@@ -92,99 +102,21 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
         </Section>
 
         <Section title="Attempts" wide>
-          {attempts.length === 0 ? (
-            <p className="muted">No attempt yet: the job has not been placed on a node.</p>
+          <AttemptsTable attempts={attempts} linkNodes={account.role === 'operator'} perUnit={perUnit} now={now} />
+        </Section>
+
+        <Section title="Bill" wide>
+          {job.payment === null ? (
+            <p className="muted">This job runs free: the coordinator runs without a market.</p>
           ) : (
-            <div className="table-wrap">
-              <table data-testid="attempts">
-                <caption className="sr-only">Attempts of this job</caption>
-                <thead>
-                  <tr>
-                    <th scope="col" className="hide-sm">
-                      Attempt
-                    </th>
-                    <th scope="col">Node</th>
-                    <th scope="col">State</th>
-                    <th scope="col" className="hide-sm">
-                      GPUs
-                    </th>
-                    <th scope="col" className="hide-sm">
-                      Duration
-                    </th>
-                    <th scope="col">Exit</th>
-                    <th scope="col" className="hide-sm">
-                      Error
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {attempts.map((a) => (
-                    <tr key={a.id}>
-                      <th scope="row" className="id hide-sm" title={a.id}>
-                        {shortId(a.id, 18)}
-                      </th>
-                      <td className="id">
-                        {account.role === 'operator' ? (
-                          <Link to={`/nodes/${encodeURIComponent(a.nodeId)}`} title={a.nodeId}>
-                            {shortId(a.nodeId)}
-                          </Link>
-                        ) : (
-                          <span title={a.nodeId}>{shortId(a.nodeId)}</span>
-                        )}
-                      </td>
-                      <td>
-                        <StateBadge state={a.state} />
-                      </td>
-                      <td className="hide-sm">{a.gpuIndices.length ? a.gpuIndices.join(', ') : '—'}</td>
-                      <td className="hide-sm">{a.startedAt ? duration((a.finishedAt ?? now) - a.startedAt) : '—'}</td>
-                      <td>{a.exitCode ?? '—'}</td>
-                      <td className="hide-sm">{a.error ?? '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Optional feature="bill" what="the job's bill" id={job.id} render={(d) => <Bill data={d as BillResponse} perUnit={perUnit} />} />
           )}
         </Section>
 
         <Section title="Logs" wide>
           <JobLogs jobId={job.id} />
         </Section>
-
-        <Section title="Bill">
-          <Optional feature="bill" what="the job's bill" id={job.id} />
-        </Section>
       </div>
     </Page>
-  );
-}
-
-/** Keys of event data that add nothing a reader needs on the job page. */
-const QUIET_KEYS = new Set(['idempotencyKey', 'buyerId', 'name']);
-
-/** Event details worth a line: ids, outcomes and reasons; times as times. */
-function detail(e: EventView): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(e.data)) {
-    if (v === null || v === undefined || typeof v === 'object' || QUIET_KEYS.has(k)) continue;
-    parts.push(`${k}: ${k.endsWith('At') && typeof v === 'number' ? timeOfDay(v) : String(v)}`);
-  }
-  return parts.slice(0, 5).join(' · ');
-}
-
-function Timeline({ events }: { events: EventView[] }) {
-  if (events.length === 0) return <p className="muted">No events.</p>;
-  return (
-    <ol className="timeline" data-testid="timeline">
-      {events.map((e) => (
-        <li key={e.seq}>
-          <time dateTime={new Date(e.at).toISOString()} title={dateTime(e.at)}>
-            {timeOfDay(e.at)}
-          </time>
-          <span className="ev-type">{e.type}</span>
-          <span className="ev-detail">{detail(e)}</span>
-        </li>
-      ))}
-    </ol>
   );
 }

@@ -84,6 +84,7 @@ export function NodeDetail({ id }: { id: string }) {
               ['Active attempts', n.activeAttempts],
               ['Last heartbeat', ago(n.lastHeartbeatAt, now)],
               ['Registered', dateTime(n.registeredAt)],
+              ['Provider', n.providerId === undefined ? undefined : n.providerId === null ? 'none: not paid for market jobs' : <span key="p" className="id">{n.providerId}</span>],
             ]}
           />
         </Section>

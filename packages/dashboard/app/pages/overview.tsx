@@ -1,7 +1,8 @@
 /** Overview: the network at a glance (GET /v1/stats), live. */
-import type { JobState, ListJobsResponse, StatsResponse } from '@gpux/protocol';
+import type { JobState, ListJobsResponse, MarketPricesResponse, StatsResponse } from '@gpux/protocol';
 import { Meter, Stat, StateBadge } from '../components/bits.js';
 import type { Account } from '../components/layout.js';
+import { PriceSummary } from '../components/market/price-table.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
 import { Sparkline } from '../components/sparkline.js';
@@ -137,8 +138,8 @@ export function Overview({ account }: { account: Account }) {
               </p>
             </Section>
 
-            <Section title="Price per GPU class">
-              <Optional feature="prices" what="the current price per GPU class" />
+            <Section title="Price per GPU-hour">
+              <Optional feature="prices" what="the current price per GPU class" render={(d) => <Prices data={d as MarketPricesResponse} />} />
             </Section>
           </div>
         </>
@@ -165,5 +166,17 @@ function JobStates({ byState, total }: { byState: Record<JobState, number>; tota
         </li>
       ))}
     </ul>
+  );
+}
+
+function Prices({ data }: { data: MarketPricesResponse }) {
+  if (!data.market) return <p className="muted">This coordinator runs without a market: jobs are free.</p>;
+  return (
+    <>
+      <PriceSummary data={data} />
+      <p>
+        <Link to="/market">Market →</Link>
+      </p>
+    </>
   );
 }

@@ -1,12 +1,23 @@
-/** A real network for browser tests: a coordinator on SQLite in a temp dir, a process node, simulated nodes, tokens. */
+/**
+ * A real network for browser tests: a coordinator on SQLite in a temp dir running a market (like `gpux dev`:
+ * test funds are minted), a process node and simulated nodes owned by one provider and staked, funded buyers.
+ */
 import { join } from 'node:path';
 import { loadAgentConfig, ProcessExecutor, type RunningAgent, type SimulatedFleet, seededRandom, silentLogger, startAgent, startSimulatedNodes } from '@gpux/agent';
 import { cryptoRandom, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
-import { systemClock } from '@gpux/core';
+import { stakeToLock, systemClock } from '@gpux/core';
+import { GpuxClient } from '@gpux/sdk';
 import { tempDir } from '@gpux/testing';
 
 export const LOCAL_LABEL = 'dashboard-test/local';
 const POLL_WAIT_MS = 2000;
+const USDC = 1_000_000;
+/** Minted to every buyer: escrow for the workload's queued jobs at any price the test reaches. */
+export const BUYER_FUNDS = 10_000 * USDC;
+/** Staked on every node, as `gpux dev` does: a one-hour job on 8 GPUs at 12.5 USDC per GPU-hour. */
+export const STAKE_PER_NODE = stakeToLock(12_500_000, 8, 3600);
+/** Short epochs, so the price table has moved at least once within a test. */
+export const MARKET_EPOCH_MS = 500;
 
 export interface Network {
   url: string;
@@ -14,7 +25,9 @@ export interface Network {
   operatorToken: string;
   buyerToken: string;
   otherBuyerToken: string;
-  /** A new buyer account's token. */
+  /** The account that owns every node (agents registered with its token) and is paid for their work. */
+  providerToken: string;
+  /** A new buyer account's token, with BUYER_FUNDS minted to it. */
   buyer(name: string): Promise<string>;
   local: RunningAgent;
   fleets: SimulatedFleet[];
@@ -24,6 +37,8 @@ export interface Network {
 export interface NetworkOptions {
   /** Simulated nodes per region, e.g. { 'eu-west': 4, 'us-east': 3 }. */
   simulated?: Record<string, number>;
+  /** false: a coordinator without a market (jobs are free; nothing is minted or staked). Default true. */
+  market?: boolean;
 }
 
 export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> {
@@ -33,16 +48,25 @@ export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> 
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
   };
   try {
-    const config = loadCoordinatorConfig({}, { dataDir: join(dir.path, 'coord'), host: '127.0.0.1', port: 0, logLevel: 'silent', heartbeatIntervalMs: 1000 });
+    // The market is on unless asked otherwise, so the tests exercise escrow, prices and bills; devMint funds accounts.
+    const config = loadCoordinatorConfig(
+      {},
+      { dataDir: join(dir.path, 'coord'), host: '127.0.0.1', port: 0, logLevel: 'silent', heartbeatIntervalMs: 1000, devMint: true, marketEpochMs: MARKET_EPOCH_MS, market: opts.market ?? true },
+    );
     const coord = await startCoordinator(config);
     cleanups.push(() => coord.close());
     cleanups.push(releaseClientSockets);
-    const buyer = (name: string) => issueToken(coord.store, { role: 'buyer', name }, systemClock, cryptoRandom).then((t) => t.token);
-    const [buyerToken, otherBuyerToken] = await Promise.all([buyer('dashboard-buyer'), buyer('other-buyer')]);
+    const token = (name: string) => issueToken(coord.store, { role: 'buyer', name }, systemClock, cryptoRandom).then((t) => t.token);
+    const buyer = async (name: string) => {
+      const t = await token(name);
+      if (config.market) await new GpuxClient({ url: coord.url, token: t }).deposit({ asset: 'usdc', amount: BUYER_FUNDS });
+      return t;
+    };
+    const [buyerToken, otherBuyerToken, providerToken] = await Promise.all([buyer('dashboard-buyer'), buyer('other-buyer'), token('dashboard-provider')]);
 
     const agentConfig = loadAgentConfig(
       {},
-      { coordinatorUrl: coord.url, dataDir: join(dir.path, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: POLL_WAIT_MS, labels: { [LOCAL_LABEL]: 'true' }, region: 'local' },
+      { coordinatorUrl: coord.url, dataDir: join(dir.path, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: POLL_WAIT_MS, labels: { [LOCAL_LABEL]: 'true' }, region: 'local', providerToken },
     );
     const executor = new ProcessExecutor({ allowUnsafe: true, workRoot: join(dir.path, 'work'), killGraceMs: 500 });
     const local = await startAgent(agentConfig, { executor, logger: silentLogger, detect: { docker: { socketPath: join(dir.path, 'no-docker.sock') } } });
@@ -51,13 +75,20 @@ export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> 
     const fleets: SimulatedFleet[] = [];
     let seed = 7;
     for (const [region, n] of Object.entries(opts.simulated ?? {})) {
-      const fleet = await startSimulatedNodes(n, { coordinatorUrl: coord.url, dataDir: join(dir.path, `sim-${region}`), random: seededRandom(seed++), region, pollWaitMs: POLL_WAIT_MS });
+      const fleet = await startSimulatedNodes(n, { coordinatorUrl: coord.url, dataDir: join(dir.path, `sim-${region}`), random: seededRandom(seed++), region, pollWaitMs: POLL_WAIT_MS, providerToken });
       fleets.push(fleet);
       cleanups.push(() => fleet.stop());
     }
+    // The provider's stake: a market job is placed only on a node with enough free stake.
+    const nodeIds = [local.nodeId, ...fleets.flatMap((f) => f.nodes.map((n) => n.nodeId))];
+    if (config.market) {
+      const provider = new GpuxClient({ url: coord.url, token: providerToken });
+      await provider.deposit({ asset: 'usdc', amount: STAKE_PER_NODE * nodeIds.length });
+      for (const id of nodeIds) await provider.addStake(id, STAKE_PER_NODE);
+    }
     const operatorToken = coord.bootstrapOperatorToken;
     if (!operatorToken) throw new Error('a fresh coordinator issues a bootstrap operator token');
-    return { url: coord.url, coord, operatorToken, buyerToken, otherBuyerToken, buyer, local, fleets, close };
+    return { url: coord.url, coord, operatorToken, buyerToken, otherBuyerToken, providerToken, buyer, local, fleets, close };
   } catch (e) {
     await close();
     throw e;
