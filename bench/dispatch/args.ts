@@ -2,6 +2,8 @@
 import { parseArgs } from 'node:util';
 
 export type Db = 'sqlite' | 'postgres';
+/** gpux with its market (escrow, paid placement, stake, settlement; the default) or without (a private cluster). */
+export type Market = 'on' | 'off';
 
 export interface BenchArgs {
   agents: number;
@@ -11,6 +13,8 @@ export interface BenchArgs {
   rate: number;
   rateSeconds: number;
   dbs: Db[];
+  /** gpux variants measured, market on first; each gets its own rows. */
+  markets: Market[];
   baseline: boolean;
   /** Where the coordinator runs: its own child process (default) or this process. */
   coordinator: 'child' | 'inproc';
@@ -35,6 +39,7 @@ export const USAGE = `usage: npm run bench:dispatch -- [options]
   --rate R           offered jobs/s of the fixed-rate phase (0: off) default 200
   --rate-seconds S   length of the fixed-rate phase                 default 5 (quick 2)
   --db LIST          sqlite,postgres                                 default both
+  --market LIST      on,off: gpux with its market, and without          default both
   --no-baseline      skip graphile-worker
   --coordinator M    child | inproc                                  default child
   --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
@@ -55,6 +60,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       rate: { type: 'string' },
       'rate-seconds': { type: 'string' },
       db: { type: 'string' },
+      market: { type: 'string' },
       'no-baseline': { type: 'boolean' },
       coordinator: { type: 'string' },
       'phase-timeout': { type: 'string' },
@@ -81,6 +87,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   };
   const dbs = (values.db ?? 'sqlite,postgres').split(',').map((s) => s.trim());
   for (const d of dbs) if (d !== 'sqlite' && d !== 'postgres') throw new Error(`--db takes sqlite and/or postgres, got ${d}`);
+  const markets = (values.market ?? 'on,off').split(',').map((s) => s.trim());
+  for (const m of markets) if (m !== 'on' && m !== 'off') throw new Error(`--market takes on and/or off, got ${m}`);
   const coordinator = values.coordinator ?? 'child';
   if (coordinator !== 'child' && coordinator !== 'inproc') throw new Error(`--coordinator takes child or inproc, got ${coordinator}`);
   const sync = values['sqlite-sync']?.toUpperCase() ?? null;
@@ -92,6 +100,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     rate: num(values.rate, 200, 'rate'),
     rateSeconds: num(values['rate-seconds'], quick ? 2 : 5, 'rate-seconds'),
     dbs: dbs as Db[],
+    // On before off, whatever the order given, so the table reads the same in every run.
+    markets: (['on', 'off'] as const).filter((m) => markets.includes(m)),
     baseline: !(values['no-baseline'] ?? false),
     coordinator,
     phaseTimeoutS: num(values['phase-timeout'], quick ? 30 : 90, 'phase-timeout'),

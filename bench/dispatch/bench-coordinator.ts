@@ -1,6 +1,7 @@
 /**
- * The benchmark's coordinator: quiet logs, a free port on 127.0.0.1, otherwise the defaults. Optionally
- * SQLite's synchronous mode or PostgreSQL's pool size, and diagnostics written as JSON on close.
+ * The benchmark's coordinator: quiet logs, a free port on 127.0.0.1, the market on or off (set explicitly,
+ * never from the environment), otherwise the defaults. Optionally SQLite's synchronous mode or PostgreSQL's
+ * pool size, and diagnostics written as JSON on close.
  */
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -10,6 +11,8 @@ import { loadCoordinatorConfig, openPostgresStore, openSqliteStore, openStore, p
 export interface BenchCoordinatorSettings {
   db: string;
   dataDir: string;
+  /** The market: escrow at submission, placement only on staked nodes of a provider, settlement (config `market`). */
+  market: boolean;
   /** SQLite only: null keeps the coordinator's default (FULL). */
   sqliteSynchronous: 'FULL' | 'NORMAL' | null;
   /** PostgreSQL only: the store's connection pool size; null keeps the coordinator's default (10). */
@@ -61,7 +64,8 @@ function countingStore(store: Store, counts: Record<string, StoreCalls>): Store 
 }
 
 export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
-  const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn' });
+  // An empty environment: GPUX_MARKET and the rest of the shell's GPUX_* never leak into a bench run.
+  const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market });
   const raw = await openBenchStore(s);
   if (raw === null) return startCoordinator(config);
   // The coordinator does not close a store it was handed: this wrapper does.

@@ -2,19 +2,14 @@
  * One phase against a running gpux system: submit no-op jobs through the SDK (one idempotency key each),
  * wait until none is left unfinished, then read every job record back through the API and measure from it.
  */
-import type { JobSpecInput, JobView } from '@gpux/protocol';
+import type { JobView } from '@gpux/protocol';
 import type { GpuxClient } from '@gpux/sdk';
 import type { GpuxSystem } from './gpux-system.js';
 import { ownCpuMs } from './cpu.js';
 import { closedLoop, openLoop, waitUntil } from './load.js';
+import { NOOP_SPEC } from './noop-job.js';
 import { type JobTimes, type Phase, type PhaseResult, phaseResult } from './phase.js';
 import { summarize } from './stats.js';
-
-/**
- * A job that does nothing. 0.01 CPU core each, so one agent (which advertises its host's cores) can hold
- * hundreds at once and the scheduler never runs out of capacity: the bench measures dispatch, not packing.
- */
-export const NOOP_SPEC: JobSpecInput = { name: 'noop', image: 'bench/noop', command: ['true'], resources: { cpuCores: 0.01 } };
 
 const UNFINISHED = 'queued,assigned,running';
 
@@ -39,9 +34,27 @@ export interface Spread {
   busiestShare: number;
 }
 
+/** The books after a market phase, every job finished: nothing left in escrow, and the ledger balanced. */
+export interface MoneyCheck {
+  /** USDC minor units still in escrow (0 once every job has settled and released its hold). */
+  escrow: number;
+  /** USDC minor units the treasury took in fees. */
+  treasury: number;
+  /** The coordinator's own invariant check (treasury route). */
+  balanced: boolean;
+}
+
 export interface GpuxPhaseResult extends PhaseResult {
   stages: StageBreakdown | null;
   spread: Spread;
+  /** Market runs only; null without a market. */
+  money: MoneyCheck | null;
+}
+
+async function moneyCheck(sys: GpuxSystem): Promise<MoneyCheck | null> {
+  if (!sys.market) return null;
+  const usdc = (await sys.operator.treasury()).assets.find((a) => a.asset === 'usdc');
+  return usdc ? { escrow: usdc.escrow, treasury: usdc.treasury, balanced: usdc.balanced } : null;
 }
 
 async function readAllJobs(client: GpuxClient): Promise<Map<string, JobView>> {
@@ -108,5 +121,5 @@ export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: nu
   const ran = sys.executors.map((e) => e.started);
   const total = ran.reduce((a, b) => a + b, 0);
   const spread = { agentsUsed: ran.filter((n) => n > 0).length, busiestShare: total ? Math.max(...ran) / total : 0 };
-  return { ...phaseResult(load, times, !drained, cpuStart, cpuEnd), stages: await stages(sys.buyer, sample), spread };
+  return { ...phaseResult(load, times, !drained, cpuStart, cpuEnd), stages: await stages(sys.buyer, sample), spread, money: await moneyCheck(sys) };
 }

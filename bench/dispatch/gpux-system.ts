@@ -1,6 +1,9 @@
 /**
  * A gpux system for one phase: a coordinator (child process or in-process) on a fresh database, a buyer
- * account, and N agents in this process running the no-op executor, all on 127.0.0.1.
+ * account, and N agents in this process running the no-op executor, all on 127.0.0.1. With the market on
+ * (the coordinator's default, set explicitly here) it is also a paying network: a provider account owns
+ * every agent's node, the operator records a deposit for the buyer and the provider, and the provider
+ * stakes each node enough for all the bench jobs it can hold, so every job escrows, places, settles.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,11 +16,14 @@ import { type BenchCoordinatorSettings, type CoordinatorDiagnostics, startBenchC
 import { processCpuMs } from './cpu.js';
 import { waitUntil } from './load.js';
 import { NoopExecutor } from './noop-executor.js';
+import { BUYER_FUNDS, noopStakePerNode } from './noop-job.js';
 
 export interface SystemOptions {
   /** `sqlite:<path>` or a postgres:// URL of an empty database; '{dir}' in it becomes the system's temp dir. */
   db: string;
   agents: number;
+  /** The coordinator's market (escrow, paid placement, stake, settlement); off: a private cluster, jobs free. */
+  market: boolean;
   coordinator: 'child' | 'inproc';
   /** Directory for the coordinator's V8 CPU profile (child mode only), or null. */
   cpuProfDir: string | null;
@@ -31,6 +37,7 @@ export interface SystemOptions {
 
 export interface GpuxSystem {
   url: string;
+  market: boolean;
   buyer: GpuxClient;
   operator: GpuxClient;
   /** One per agent, so the bench can tell how the scheduler spread the jobs. */
@@ -90,6 +97,7 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
   const settings: BenchCoordinatorSettings = {
     db: opts.db.replace('{dir}', dir),
     dataDir: join(dir, 'coordinator'),
+    market: opts.market,
     sqliteSynchronous: opts.sqliteSynchronous,
     pgPool: opts.pgPool,
     diagnosticsFile: opts.diagnostics ? join(dir, 'diagnostics.json') : null,
@@ -109,17 +117,40 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
     const operator = new GpuxClient({ url: coord.url, token: coord.operatorToken });
     const { token } = await operator.createToken({ role: 'buyer', name: 'bench' });
     const buyer = new GpuxClient({ url: coord.url, token });
+    // The market's provider: the account that owns the nodes, is paid for their work and bonds their stake.
+    const providerToken = opts.market ? (await operator.createToken({ role: 'buyer', name: 'bench-provider' })).token : undefined;
     for (let i = 0; i < opts.agents; i++) {
-      const config = loadAgentConfig({}, { coordinatorUrl: coord.url, dataDir: join(dir, `agent-${i}`), executor: 'simulated', logLevel: 'warn', name: `bench-${i}` });
+      const config = loadAgentConfig(
+        {},
+        { coordinatorUrl: coord.url, dataDir: join(dir, `agent-${i}`), executor: 'simulated', logLevel: 'warn', name: `bench-${i}`, providerToken },
+      );
       const executor = new NoopExecutor();
       executors.push(executor);
       agents.push(await startAgent(config, { executor }));
     }
     const online = await waitUntil(async () => (await operator.listNodes({ status: 'online', limit: 1000 })).nodes.length >= opts.agents, Date.now() + 30_000, 100);
     if (!online) throw new Error(`only some of the ${opts.agents} agents came online within 30 s`);
-    return { url: coord.url, buyer, operator, executors, coordinatorCpuMs: () => processCpuMs(coord.pid), stop };
+    if (providerToken !== undefined) await fund(operator, buyer, new GpuxClient({ url: coord.url, token: providerToken }));
+    return { url: coord.url, market: opts.market, buyer, operator, executors, coordinatorCpuMs: () => processCpuMs(coord.pid), stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * Money for a market run, before any job: the operator records a deposit for the buyer and one for the
+ * provider (exactly the stake it bonds), and the provider stakes each of its nodes.
+ */
+async function fund(operator: GpuxClient, buyer: GpuxClient, provider: GpuxClient): Promise<void> {
+  const buyerId = (await buyer.whoami()).accountId;
+  const providerId = (await provider.whoami()).accountId;
+  const { nodes } = await operator.listNodes({ limit: 1000 });
+  const stray = nodes.find((n) => n.providerId !== providerId);
+  if (stray) throw new Error(`node ${stray.id} registered without the bench's provider (providerId ${stray.providerId ?? 'null'})`);
+  const stakes = nodes.map((n) => ({ id: n.id, amount: noopStakePerNode(n.advertisement.cpuCores) }));
+  const providerFunds = stakes.reduce((s, n) => s + n.amount, 0);
+  await operator.deposit({ asset: 'usdc', amount: BUYER_FUNDS, reference: 'bench', accountId: buyerId });
+  await operator.deposit({ asset: 'usdc', amount: providerFunds, reference: 'bench', accountId: providerId });
+  for (const n of stakes) await provider.addStake(n.id, n.amount);
 }

@@ -1,10 +1,11 @@
 /**
  * Dispatch benchmark, end to end: no-op jobs through coordinator + agents over loopback HTTP on SQLite and
- * PostgreSQL, beside graphile-worker on the same PostgreSQL cluster in the same run. See bench/README.md.
+ * PostgreSQL, with the market on (escrow, paid placement, settlement) and off, beside graphile-worker on the
+ * same PostgreSQL cluster in the same run. See bench/README.md.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { type BenchArgs, type Db, parseBenchArgs } from './args.js';
+import { type BenchArgs, type Db, type Market, parseBenchArgs } from './args.js';
 import type { CoordinatorDiagnostics } from './bench-coordinator.js';
 import { type GpuxPhaseResult, runGpuxPhase } from './gpux-phase.js';
 import { startGpuxSystem } from './gpux-system.js';
@@ -36,12 +37,13 @@ function deadlineOf(args: BenchArgs, phase: Phase): number {
 }
 
 /** One gpux phase on a system of its own, started and stopped here. */
-async function gpuxPhase(args: BenchArgs, db: Db, pg: BenchPg | null, phase: Phase): Promise<{ result: PhaseResult; diag: PhaseDiagnostics }> {
+async function gpuxPhase(args: BenchArgs, db: Db, market: Market, pg: BenchPg | null, phase: Phase): Promise<{ result: PhaseResult; diag: PhaseDiagnostics }> {
   // '{dir}' is the system's own temp dir (see startGpuxSystem).
   const dbUrl = db === 'sqlite' ? 'sqlite:{dir}/bench.db' : await pg!.createDatabase('gpux_bench');
   const sys = await startGpuxSystem({
     db: dbUrl,
     agents: args.agents,
+    market: market === 'on',
     coordinator: args.coordinator,
     cpuProfDir: args.cpuProf ? PROF_DIR : null,
     sqliteSynchronous: args.sqliteSync,
@@ -52,45 +54,57 @@ async function gpuxPhase(args: BenchArgs, db: Db, pg: BenchPg | null, phase: Pha
   let coord: CoordinatorDiagnostics | null = null;
   try {
     const dbCpu = async () => (db === 'postgres' ? pg!.backendCpuMs(dbUrl) : null);
-    result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${phase.kind}-${process.pid}`, dbCpu);
+    result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${market}-${phase.kind}-${process.pid}`, dbCpu);
   } finally {
     coord = await sys.stop();
   }
-  const { stages, spread, ...rest } = result;
+  const { stages, spread, money, ...rest } = result;
   const diag: PhaseDiagnostics = {
     stages,
     spread,
+    money,
     storeCalls: coord && storeCallSummary(coord.storeCalls, rest.jobs),
     eventLoopDelayMs: coord?.eventLoopDelayMs ?? null,
   };
   return { result: rest, diag };
 }
 
+/** Rows of one database: per phase, the market on then off, each on a system of its own, back to back. */
 async function gpuxRows(args: BenchArgs, db: Db, pg: BenchPg | null, diagnostics: Record<string, PhaseDiagnostics>): Promise<Row[]> {
   const rows: Row[] = [];
   for (const phase of phasesOf(args)) {
-    const row: Row = { system: 'gpux', db, mode: phase.kind, result: null, note: null };
-    rows.push(row);
-    if (db === 'postgres' && !pg) {
-      row.note = 'no PostgreSQL';
-      continue;
-    }
-    log(`gpux on ${db}: ${describePhase(phase)}, ${args.agents} agents`);
-    try {
-      const { result, diag } = await gpuxPhase(args, db, pg, phase);
-      row.result = result;
-      row.note = phaseNote(phase, result);
-      diagnostics[`${db}/${phase.kind}`] = diag;
-    } catch (err) {
-      row.note = `failed: ${err instanceof Error ? err.message : String(err)}`;
-      log(row.note);
+    for (const market of args.markets) {
+      const row: Row = { system: 'gpux', market, db, mode: phase.kind, result: null, note: null };
+      rows.push(row);
+      if (db === 'postgres' && !pg) {
+        row.note = 'no PostgreSQL';
+        continue;
+      }
+      log(`gpux on ${db}, market ${market}: ${describePhase(phase)}, ${args.agents} agents`);
+      try {
+        const { result, diag } = await gpuxPhase(args, db, market, pg, phase);
+        row.result = result;
+        row.note = phaseNote(phase, result) ?? moneyNote(diag);
+        diagnostics[`${db}/market ${market}/${phase.kind}`] = diag;
+      } catch (err) {
+        row.note = `failed: ${err instanceof Error ? err.message : String(err)}`;
+        log(row.note);
+      }
     }
   }
   return rows;
 }
 
+/** A market phase whose books did not close: escrow left after every job finished, or an unbalanced ledger. */
+function moneyNote(diag: PhaseDiagnostics): string | null {
+  const m = diag.money;
+  if (!m) return null;
+  if (!m.balanced) return 'ledger NOT balanced';
+  return m.escrow > 0 ? `${m.escrow} left in escrow` : null;
+}
+
 async function baselineRows(args: BenchArgs, pg: BenchPg | null): Promise<Row[]> {
-  const rows: Row[] = phasesOf(args).map((p) => ({ system: 'graphile-worker', db: 'postgres', mode: p.kind, result: null, note: pg ? null : 'no PostgreSQL' }));
+  const rows: Row[] = phasesOf(args).map((p) => ({ system: 'graphile-worker', market: null, db: 'postgres', mode: p.kind, result: null, note: pg ? null : 'no PostgreSQL' }));
   if (!pg) return rows;
   let gw: Awaited<ReturnType<typeof startGraphile>> | undefined;
   try {
@@ -115,7 +129,7 @@ async function baselineRows(args: BenchArgs, pg: BenchPg | null): Promise<Row[]>
 async function main() {
   const args = parseBenchArgs(process.argv.slice(2));
   // Bounded whatever happens: every phase has a deadline, and this is the last resort.
-  const phaseCount = phasesOf(args).length * (args.dbs.length + (args.baseline ? 1 : 0));
+  const phaseCount = phasesOf(args).length * (args.dbs.length * args.markets.length + (args.baseline ? 1 : 0));
   const watchdogMs = (phaseCount * (args.phaseTimeoutS + args.rateSeconds + 30) + 120) * 1000;
   setTimeout(() => {
     log(`watchdog: still running after ${watchdogMs / 1000} s, giving up`);
@@ -136,16 +150,19 @@ async function main() {
   const rows: Row[] = [];
   const diagnostics: Record<string, PhaseDiagnostics> = {};
   const started = Date.now();
+  // Other work on the machine moves wall-clock figures; the report says how busy it was.
+  const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
   try {
     for (const db of args.dbs) rows.push(...(await gpuxRows(args, db, pg, diagnostics)));
     if (args.baseline) rows.push(...(await baselineRows(args, pg)));
   } finally {
     await pg?.stop().catch((err) => log(`stopping PostgreSQL: ${err}`));
   }
-  console.log(`\ndispatch: ${args.agents} agents, coordinator ${args.coordinator === 'child' ? 'in a child process' : 'in-process'}, ${availableParallelism()} CPUs, node ${process.version}`);
+  const load = `load average ${loadAtStart} at start, ${Math.round(loadavg()[0]! * 100) / 100} at end`;
+  console.log(`\ndispatch: ${args.agents} agents, coordinator ${args.coordinator === 'child' ? 'in a child process' : 'in-process'}, ${availableParallelism()} CPUs, node ${process.version}, ${load}`);
   console.log(formatTable(rows));
   console.log(`\n${formatStages(diagnostics)}`);
-  writeJson(args.out, args, rows, { diagnostics, postgres: pg ? pg.source : pgNote, elapsedS: Math.round((Date.now() - started) / 1000) });
+  writeJson(args.out, args, rows, { diagnostics, postgres: pg ? pg.source : pgNote, loadAvg1mAtStart: loadAtStart, elapsedS: Math.round((Date.now() - started) / 1000) });
   console.log(`\nwrote ${args.out}`);
 }
 

@@ -1,14 +1,16 @@
 /** The stdout table and the JSON file of the dispatch benchmark. */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
-import type { BenchArgs } from './args.js';
+import type { BenchArgs, Market } from './args.js';
 import type { StoreCalls } from './bench-coordinator.js';
-import type { Spread, StageBreakdown } from './gpux-phase.js';
+import type { MoneyCheck, Spread, StageBreakdown } from './gpux-phase.js';
 import type { PhaseResult } from './phase.js';
 
 export interface Row {
   system: 'gpux' | 'graphile-worker';
+  /** gpux with its market on or off; null for graphile-worker. */
+  market: Market | null;
   db: 'sqlite' | 'postgres';
   mode: 'throughput' | 'rate';
   result: PhaseResult | null;
@@ -33,17 +35,47 @@ export function ratioToBaseline(row: Row, rows: readonly Row[]): number | null {
   return row.mode === 'throughput' ? row.result.jobsPerSec / base.jobsPerSec : row.result.toRunning.p99 / base.toRunning.p99;
 }
 
+/** The same system without its market, in the same run: the row a market-on row is compared with. */
+function marketOffOf(row: Row, rows: readonly Row[]): PhaseResult | null {
+  if (row.system !== 'gpux' || row.market !== 'on') return null;
+  return rows.find((r) => r.system === 'gpux' && r.market === 'off' && r.db === row.db && r.mode === row.mode)?.result ?? null;
+}
+
+/**
+ * What the market costs, as a ratio to the same system without it in the same run (market-on rows only):
+ * throughput rows jobs/s on ÷ off (below 1: the market is slower), fixed-rate rows p99 submit→running on ÷ off.
+ */
+export function ratioToMarketOff(row: Row, rows: readonly Row[]): number | null {
+  const off = marketOffOf(row, rows);
+  if (!off || !row.result) return null;
+  return row.mode === 'throughput' ? row.result.jobsPerSec / off.jobsPerSec : row.result.toRunning.p99 / off.toRunning.p99;
+}
+
+/** CPU ms per job of every process measured (server + client + db), market on ÷ off: steadier than wall clock on a busy machine. */
+export function cpuRatioToMarketOff(row: Row, rows: readonly Row[]): number | null {
+  const off = marketOffOf(row, rows);
+  if (!off || !row.result) return null;
+  const sum = (c: PhaseResult['cpuMsPerJob']) => (c.server ?? 0) + c.client + (c.db ?? 0);
+  return sum(row.result.cpuMsPerJob) / sum(off.cpuMsPerJob);
+}
+
+function systemName(row: Row): string {
+  return row.market === null ? row.system : `${row.system}, market ${row.market}`;
+}
+
 export function formatTable(rows: readonly Row[]): string {
-  const head = ['system', 'db', 'mode', 'jobs', 'done', 'jobs/s', 'run p50', 'run p99', 'done p50', 'done p99', 'cpu ms/job', 'vs baseline', 'note'];
+  const head = ['system', 'db', 'mode', 'jobs', 'done', 'jobs/s', 'run p50', 'run p99', 'done p50', 'done p99', 'cpu ms/job', 'vs baseline', 'vs market off', 'note'];
+  const vsText = (row: Row, x: number | null) => (x === null ? '' : row.mode === 'throughput' ? `${ratio(x)}x jobs/s` : `${ratio(x)}x p99 run`);
   const body = rows.map((row) => {
     const r = row.result;
-    const rt = ratioToBaseline(row, rows);
-    const vs = rt === null ? '' : row.mode === 'throughput' ? `${ratio(rt)}x jobs/s` : `${ratio(rt)}x p99 run`;
-    if (!r) return [row.system, row.db, row.mode, '-', '-', '-', '-', '-', '-', '-', '-', '', row.note ?? ''];
+    const vs = vsText(row, ratioToBaseline(row, rows));
+    const cpuOff = cpuRatioToMarketOff(row, rows);
+    const vsOff = vsText(row, ratioToMarketOff(row, rows)) + (cpuOff === null ? '' : `, ${ratio(cpuOff)}x cpu`);
+    if (!r) return [systemName(row), row.db, row.mode, '-', '-', '-', '-', '-', '-', '-', '-', '', '', row.note ?? ''];
     const c = r.cpuMsPerJob;
     const cpu = [c.server, c.client, c.db].map((x) => (x === null ? '-' : ms(x))).join('/');
     return [
-      row.system,
+      systemName(row),
       row.db,
       row.mode,
       String(r.jobs),
@@ -55,6 +87,7 @@ export function formatTable(rows: readonly Row[]): string {
       ms(r.toDone.p99),
       cpu,
       vs,
+      vsOff,
       row.note ?? '',
     ];
   });
@@ -63,12 +96,15 @@ export function formatTable(rows: readonly Row[]): string {
   const out = [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
   out.push('latencies in ms from the client\'s submit: "run" = job startedAt, "done" = job finishedAt; "!" = phase timed out');
   out.push('cpu ms/job: server/client/db = coordinator process / this process (gpux: agents + submitters; graphile-worker: worker + adders) / PostgreSQL backends');
+  out.push('vs market off: the same phase and database without the market, in this run; "cpu" = (server + client + db) cpu ms/job on ÷ off');
   return out.join('\n');
 }
 
 export interface PhaseDiagnostics {
   stages: StageBreakdown | null;
   spread: Spread;
+  /** The books after the phase (market on only). */
+  money: MoneyCheck | null;
   /** By Store method, over the system's life (startup included), with --diagnose. */
   storeCalls: Record<string, { perJob: number; meanMs: number }> | null;
   /** The coordinator's event-loop delay, with --diagnose. */
@@ -86,14 +122,16 @@ export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number
 
 export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
   const out = ['where the time goes (gpux, a sample of up to 100 jobs per phase, p50/p99 ms):'];
-  for (const [phase, { stages: s, spread, storeCalls: calls, eventLoopDelayMs: loop }] of Object.entries(diag)) {
+  const w = Math.max(20, ...Object.keys(diag).map((k) => k.length));
+  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop }] of Object.entries(diag)) {
     const parts = s ? (['accept', 'place', 'claim', 'commit'] as const).map((k) => `${k} ${ms(s[k].p50)}/${ms(s[k].p99)}`) : ['no sample'];
-    out.push(`  ${phase.padEnd(20)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
+    out.push(`  ${phase.padEnd(w)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
+    if (money) out.push(`  ${''.padEnd(w)} books after: escrow left ${money.escrow}, treasury fees ${money.treasury} (USDC minor units), ledger ${money.balanced ? 'balanced' : 'NOT balanced'}`);
     if (calls) {
       const top = Object.entries(calls).slice(0, 8);
-      out.push(`  ${''.padEnd(20)} store calls per job x mean ms: ${top.map(([k, v]) => `${k} ${v.perJob}x${v.meanMs}`).join(', ')}`);
+      out.push(`  ${''.padEnd(w)} store calls per job x mean ms: ${top.map(([k, v]) => `${k} ${v.perJob}x${v.meanMs}`).join(', ')}`);
     }
-    if (loop) out.push(`  ${''.padEnd(20)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
+    if (loop) out.push(`  ${''.padEnd(w)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
   }
   return out.join('\n');
 }
@@ -102,9 +140,17 @@ export function writeJson(path: string, args: BenchArgs, rows: readonly Row[], e
   const doc = {
     benchmark: 'dispatch',
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? null,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: process.platform,
+      // How busy the machine was besides the bench: 1-minute load average at the end of the run.
+      loadAvg1mAtEnd: Math.round(loadavg()[0]! * 100) / 100,
+    },
     parameters: args,
-    rows: rows.map((r) => ({ ...r, ratioToBaseline: ratioToBaseline(r, rows) })),
+    rows: rows.map((r) => ({ ...r, ratioToBaseline: ratioToBaseline(r, rows), ratioToMarketOff: ratioToMarketOff(r, rows), cpuRatioToMarketOff: cpuRatioToMarketOff(r, rows) })),
     ...extra,
   };
   mkdirSync(dirname(path), { recursive: true });
