@@ -141,7 +141,7 @@ export interface Store {
   /** Online nodes whose last heartbeat is older than `cutoff` become offline (event node.offline). Returns their ids. */
   markStaleNodesOffline(cutoff: number, now: number): Promise<string[]>;
   /**
-   * Active attempts whose lease expired before `now` become lost (event attempt.lost); `decide` moves each
+   * Active attempts whose lease expired before `now` become lost (event attempt.lost), each in a transaction of its own (job, then attempt: the store's lock order); `decide` moves each
    * job on (requeue with backoff, fail, or cancel). At most `limit` per call.
    */
   expireLeases(now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]>;

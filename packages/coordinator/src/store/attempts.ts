@@ -26,6 +26,19 @@ function selectAttemptRow(trx: Kysely<Database>, ctx: StoreContext, id: string, 
     .executeTakeFirst();
 }
 
+/**
+ * Lock order, everywhere: the job row, then its attempt rows. A gang member's end locks the job and then
+ * stops its siblings; a sibling ending at the same instant must wait on the job first, or the two deadlock
+ * on PostgreSQL. So the attempt's job id is read unlocked, the job locked, then the attempt.
+ */
+async function lockAttempt(trx: Kysely<Database>, ctx: StoreContext, id: string): Promise<AttemptRow | undefined> {
+  if (!ctx.q.forUpdate) return selectAttemptRow(trx, ctx, id, false);
+  const peek = await trx.selectFrom('attempts').select('job_id').where('id', '=', id).executeTakeFirst();
+  if (!peek) return undefined;
+  await selectJobRow(trx, ctx, peek.job_id, true);
+  return selectAttemptRow(trx, ctx, id, true);
+}
+
 async function jobOf(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, lock: boolean): Promise<JobRecord> {
   const row = await selectJobRow(trx, ctx, a.job_id, lock);
   if (!row) throw new Error(`invariant: attempt ${a.id} has no job ${a.job_id}`);
@@ -56,7 +69,7 @@ export async function listActiveAttempts(ctx: StoreContext, nodeId?: string): Pr
 
 export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: string, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
   return inTx(ctx, async (trx) => {
-    const a = await selectAttemptRow(trx, ctx, attemptId, true);
+    const a = await lockAttempt(trx, ctx, attemptId);
     if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
     if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };
     if (a.state !== 'assigned') throw new GpuxError('CONFLICT', `attempt ${attemptId} is ${a.state}, no longer active`);
@@ -97,7 +110,7 @@ export function finishAttempt(
 ): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }> {
   checkOutputs(input.outputs);
   return inTx(ctx, async (trx) => {
-    const a = await selectAttemptRow(trx, ctx, input.attemptId, true);
+    const a = await lockAttempt(trx, ctx, input.attemptId);
     if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);
     if (!ACTIVE.includes(a.state as AttemptState)) {
       if (a.state === input.outcome && a.output_digest === input.outputDigest) {
@@ -161,28 +174,28 @@ export async function getOutputs(ctx: StoreContext, attemptId: string): Promise<
 
 export const LEASE_EXPIRED = 'lease expired: the node stopped heartbeating';
 
-export function expireLeases(ctx: StoreContext, now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]> {
-  return inTx(ctx, async (trx) => {
-    const expired = await trx
-      .selectFrom('attempts')
-      .selectAll()
-      .where('state', 'in', ACTIVE)
-      .where('lease_expires_at', '<', now)
-      .orderBy('lease_expires_at')
-      .limit(Math.max(0, Math.floor(limit)))
-      .$if(ctx.q.forUpdate, (qb) => (ctx.q.skipLocked ? qb.forUpdate().skipLocked() : qb.forUpdate()))
-      .execute();
-    const lost: LostAttempt[] = [];
-    for (const a of expired) {
-      // A gang sibling lost earlier in this batch may have ended this one already.
-      const ended = await trx
-        .updateTable('attempts')
-        .set({ state: 'lost', error: LEASE_EXPIRED, lease_expires_at: null, finished_at: now })
-        .where('id', '=', a.id)
-        .where('state', 'in', ACTIVE)
-        .returning('id')
-        .execute();
-      if (ended.length === 0) continue;
+/**
+ * Candidates are read unlocked; each is then ended in a transaction of its own that takes the job, its
+ * attempt and then the node's track record, the lock order every other path follows, so expiry never
+ * deadlocks with results arriving for the same jobs or node. The expiry is checked again under the lock:
+ * a result, or another coordinator's expiry pass, may have ended the attempt meanwhile.
+ */
+export async function expireLeases(ctx: StoreContext, now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]> {
+  const candidates = await ctx.db
+    .selectFrom('attempts')
+    .select(['id', 'job_id'])
+    .where('state', 'in', ACTIVE)
+    .where('lease_expires_at', '<', now)
+    .orderBy('lease_expires_at')
+    .limit(Math.max(0, Math.floor(limit)))
+    .execute();
+  const lost: LostAttempt[] = [];
+  for (const c of candidates) {
+    const one = await inTx(ctx, async (trx): Promise<LostAttempt | undefined> => {
+      if (ctx.q.forUpdate) await selectJobRow(trx, ctx, c.job_id, true);
+      const a = await selectAttemptRow(trx, ctx, c.id, true);
+      if (!a || !ACTIVE.includes(a.state as AttemptState) || a.lease_expires_at === null || Number(a.lease_expires_at) >= now) return undefined;
+      await trx.updateTable('attempts').set({ state: 'lost', error: LEASE_EXPIRED, lease_expires_at: null, finished_at: now }).where('id', '=', a.id).execute();
       const end = { outcome: 'lost' as const, exitCode: null, error: null };
       const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, now);
       await recordAttemptOutcome(trx, ctx, { nodeId: a.node_id, job: moved.job, gpuIndices: JSON.parse(a.gpu_indices), outcome: 'lost', exitCode: null, durationMs: null, now });
@@ -190,10 +203,11 @@ export function expireLeases(ctx: StoreContext, now: number, decide: TransitionD
         { at: now, subject: 'job', subjectId: a.job_id, type: 'attempt.lost', data: { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at } },
         ...moved.events,
       ]);
-      lost.push({ attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state });
-    }
-    return lost;
-  });
+      return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state };
+    });
+    if (one) lost.push(one);
+  }
+  return lost;
 }
 
 export async function extendActiveLeases(ctx: StoreContext, minExpiresAt: number): Promise<number> {

@@ -12,7 +12,7 @@ export interface StoreQuirks {
   beginWrite: string;
   /** Lock rows read before a write (SELECT … FOR UPDATE). SQLite's write transaction is already exclusive. */
   forUpdate: boolean;
-  /** Expiry batches skip rows another coordinator holds (FOR UPDATE SKIP LOCKED). */
+  /** Background settlement and unbonding passes skip rows another transaction holds (FOR UPDATE SKIP LOCKED). */
   skipLocked: boolean;
   /** Bound parameters per statement we stay under when batching inserts. */
   maxParams: number;
