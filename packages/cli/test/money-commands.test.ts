@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
 import { main } from '../src/main.js';
 import { argv, captureIo, tempDir } from './helpers.js';
+import { AT, payout } from './money-fixtures.js';
 
-const AT = Date.UTC(2024, 0, 2, 3, 4, 5);
 
 interface Seen {
   method: string;
@@ -19,20 +19,6 @@ interface Seen {
   body: unknown;
 }
 
-const payout = (o: Record<string, unknown> = {}) => ({
-  id: 'pay-1',
-  accountId: 'acc-1',
-  asset: 'usdc',
-  amount: 12_500_000,
-  destination: 'iban:DE00',
-  adapter: 'manual',
-  state: 'pending',
-  reference: null,
-  reason: null,
-  createdAt: AT,
-  updatedAt: AT,
-  ...o,
-});
 const transfer = (amount: number, account: string, kind: string) => ({
   id: 'tr-1',
   kind,

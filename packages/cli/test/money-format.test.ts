@@ -18,8 +18,8 @@ import {
   signedMoney,
 } from '../src/commands/wallet.js';
 import { CliError, EXIT_USAGE } from '../src/errors.js';
+import { AT, payout } from './money-fixtures.js';
 
-const AT = Date.UTC(2024, 0, 2, 3, 4, 5);
 
 /** Asserts a usage error (exit 2) whose message matches. */
 function usage(fn: () => unknown, pattern: RegExp): void {
@@ -82,20 +82,6 @@ describe('small formatters', () => {
   });
 });
 
-const payout = (o: Partial<PayoutView> = {}): PayoutView => ({
-  id: 'pay-1',
-  accountId: 'acc-1',
-  asset: 'usdc',
-  amount: 12_500_000,
-  destination: 'iban:DE00',
-  adapter: 'manual',
-  state: 'pending',
-  reference: null,
-  reason: null,
-  createdAt: AT,
-  updatedAt: AT,
-  ...o,
-});
 
 describe('wallet views', () => {
   test('balance table', () => {
