@@ -1,7 +1,7 @@
 /** Money in the terminal: amount and asset parsing, signed amounts, percentages, and the wallet/price/stake/bill views. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { BillResponse, MarketPricesResponse, PayoutView, StakeView, TransferView } from '@gpux/protocol';
+import type { BillResponse, MarketPricesResponse, StakeView, TransferView } from '@gpux/protocol';
 import { formatBill } from '../src/commands/job.js';
 import { formatPriceHistory, formatPrices, NO_MARKET } from '../src/commands/market.js';
 import { formatAsks, formatStake, formatUnbond, parseAskArgs } from '../src/commands/node.js';
