@@ -24,7 +24,7 @@ describe('market and ledger over HTTP', () => {
   const job = (over: Partial<JobSpecInput> = {}) => spec({ resources: { gpu: { count: 1 } }, timeoutSeconds: 600, maxPricePerGpuHour: 3 * USDC, ...over });
 
   before(async () => {
-    h = await startHarness({ market: true, devMint: true, treasuryFeeBps: FEE_BPS, marketEpochMs: 100, settleChunkMs: 60_000, unbondDelayMs: 200 });
+    h = await startHarness({ market: true, devMint: true, treasuryFeeBps: FEE_BPS, marketEpochMs: 100, settleChunkMs: 2000, unbondDelayMs: 200 });
     buyer = await h.buyer();
     provider = await h.buyer();
     providerId = (await get('/v1/whoami', provider)).body.accountId;
