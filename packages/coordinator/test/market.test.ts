@@ -80,7 +80,10 @@ function marketOverHttp(name: string, database: () => Promise<Database>, opts: {
     test('a paid job: hold, stake gate, clearing price, settlement, bill, refund', async () => {
       assert.equal((await post('/v1/wallet/deposits', { amount: 10 * USDC })).status, 201);
       assert.equal((await post('/v1/wallet/deposits', { amount: 100 * USDC }, provider)).status, 201);
-      assert.equal((await post('/v1/market/asks', { class: 'nvidia-h100-80gb', pricePerGpuHour: 1 * USDC }, provider)).status, 200);
+      const typo = await post('/v1/market/asks', { class: 'nvidia-h100-80g', pricePerGpuHour: 1 * USDC }, provider);
+    assert.equal(typo.status, 400);
+    assert.match(typo.body.error.problems[0].message, /did you mean nvidia-h100-80gb/);
+    assert.equal((await post('/v1/market/asks', { class: 'nvidia-h100-80gb', pricePerGpuHour: 1 * USDC }, provider)).status, 200);
 
       const sub = await post('/v1/jobs', { spec: job() });
       assert.equal(sub.status, 201, JSON.stringify(sub.body));

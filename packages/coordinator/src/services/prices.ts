@@ -1,5 +1,5 @@
 /** The market's public face: index prices with their recent change, price history, and a provider's asks. */
-import { changeBps, type PricePointRecord } from '@gpux/core';
+import { CLASS_CATALOGUE, changeBps, GpuxError, marketClassOf, type PricePointRecord } from '@gpux/core';
 import type { AsksResponse, MarketPricesResponse, PriceHistoryResponse } from '@gpux/protocol';
 import type { Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
@@ -58,8 +58,22 @@ export async function myAsks(rt: Runtime, p: Principal): Promise<AsksResponse> {
   return asksView(await rt.store.listAsks(p.accountId));
 }
 
-/** Store the ask, then re-price the provider's nodes in the capacity index. */
+/** Classes an ask may name: the catalogue's, those the index has priced, and those of GPUs on the network now. */
+function knownClasses(rt: Runtime): Set<string> {
+  const out = new Set([...Object.keys(CLASS_CATALOGUE), ...rt.book.classes()]);
+  for (const n of rt.index.allNodes()) for (const g of n.gpus) out.add(marketClassOf(g));
+  return out;
+}
+
+/** Store the ask, then re-price the provider's nodes in the capacity index. A class nobody knows is a typo until shown otherwise. */
 export async function setAsk(rt: Runtime, p: Principal, cls: string, price: number | null): Promise<AsksResponse> {
+  const known = knownClasses(rt);
+  if (price !== null && !known.has(cls)) {
+    const like = [...known].filter((k) => k.split('-')[1] !== undefined && cls.includes(k.split('-')[1] as string)).sort();
+    throw new GpuxError('REQUEST_INVALID', `unknown GPU class ${JSON.stringify(cls)}`, {
+      problems: [{ path: 'class', message: `not a class of the catalogue or of any node here${like.length ? `; did you mean ${like.join(' or ')}?` : ''} (see \`gpux market prices\`; a node's class is vendor-model-VRAMgb, e.g. nvidia-h100-80gb, or cpu)` }],
+    });
+  }
   const asks = await rt.store.setAsk(p.accountId, cls, price, rt.clock.now());
   rt.book.setAsk(p.accountId, cls, price);
   for (const n of rt.index.allNodes()) {
