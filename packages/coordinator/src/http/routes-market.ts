@@ -29,7 +29,7 @@ export function mountMarketRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'addStake', async ({ principal, id, body }) => ({ stake: await addStake(rt, principal, id, body.amount) }));
   mountRoute(app, rt, 'unstake', async ({ principal, id, body }) => ({ stake: await unstake(rt, principal, id, body.amount) }));
 
-  mountRoute(app, rt, 'marketPrices', () => marketPrices(rt));
+  mountRoute(app, rt, 'marketPrices', async () => marketPrices(rt));
   mountRoute(app, rt, 'priceHistory', ({ query }) => priceHistory(rt, query));
   mountRoute(app, rt, 'myAsks', ({ principal }) => myAsks(rt, principal));
   mountRoute(app, rt, 'setAsk', ({ principal, body }) => setAsk(rt, principal, body.class, body.pricePerGpuHour));

@@ -6,6 +6,7 @@ import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
 import { jobCpu, type JobRecord, jobMemoryMb, type NodeRecord } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 import { applyNodeAsks } from '../services/market.js';
+import { DAY_MS } from '../services/price-book.js';
 
 const PAGE = 1000;
 
@@ -30,7 +31,11 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
     statsAt = Math.max(statsAt, r.updatedAt);
   }
   rt.scheduling.statsSince = statsAt;
-  rt.book.load(await store.latestPrices(), await store.listAsks());
+  // The last day of prices (for the change figures), and the latest of classes quiet for longer.
+  const latest = await store.latestPrices();
+  const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
+  const history = latest.length ? await store.priceHistory({ sinceAt: since, limit: 1_000_000 }) : [];
+  rt.book.load([...history, ...latest].sort((a, b) => a.epoch - b.epoch), await store.listAsks());
   for (const n of nodeRecords) applyNodeAsks(rt, n.id, n.providerId, n.advertisement.gpus);
   for (const s of await store.listStakes()) index.setStake(s.nodeId, s.staked);
   const jobs = new Map<string, JobRecord | undefined>();

@@ -1,13 +1,18 @@
 /**
  * The price book: the market's in-memory view, a cache of the store like the capacity index. Index price
- * per class (the latest epoch, or the catalogue's starting price for a class with no epoch yet) and every
- * provider's asks. Rebuilt from the store at start; the epoch loop and the ask route keep it current.
+ * per class (the latest epoch, or the catalogue's starting price for a class with no epoch yet), each
+ * class's points of the last day (for the change figures, so a polled price page reads no history), and
+ * every provider's asks. Rebuilt from the store at start; the epoch loop and the ask route keep it current.
  */
 import { type AskRecord, CPU_CLASS, classPricing, grossAsk, marketClassOf, type PricePointRecord } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
 
+export const DAY_MS = 24 * 3_600_000;
+
 export class PriceBook {
   private readonly latest = new Map<string, PricePointRecord>();
+  /** Per class, its points of the last DAY_MS before its latest, oldest first. */
+  private readonly day = new Map<string, PricePointRecord[]>();
   private readonly asks = new Map<string, Map<string, number>>();
   /** The last epoch recorded (0 before the first). */
   epoch = 0;
@@ -19,9 +24,25 @@ export class PriceBook {
     for (const a of asks) this.setAsk(a.providerId, a.marketClass, a.pricePerGpuHour);
   }
 
+  /** A new point (points of one class arrive in epoch order; one already held is ignored). */
   note(p: PricePointRecord): void {
+    const last = this.latest.get(p.marketClass);
+    if (last && last.epoch >= p.epoch) return;
     this.latest.set(p.marketClass, p);
     this.epoch = Math.max(this.epoch, p.epoch);
+    const day = this.day.get(p.marketClass) ?? [];
+    day.push(p);
+    while ((day[0] as PricePointRecord).at < p.at - DAY_MS) day.shift();
+    this.day.set(p.marketClass, day);
+  }
+
+  /** The latest point of every class with the one before it and the oldest within a day of it. */
+  points(): { latest: PricePointRecord; previous: PricePointRecord | null; dayAgo: PricePointRecord | null }[] {
+    return this.classes().map((cls) => {
+      const day = this.day.get(cls) ?? [];
+      const latest = this.latest.get(cls) as PricePointRecord;
+      return { latest, previous: day.length > 1 ? (day[day.length - 2] as PricePointRecord) : null, dayAgo: day.length > 1 ? (day[0] as PricePointRecord) : null };
+    });
   }
 
   /** Index price per unit-hour of a class now. */

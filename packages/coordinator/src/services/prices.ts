@@ -1,38 +1,26 @@
 /** The market's public face: index prices with their recent change, price history, and a provider's asks. */
-import { CLASS_CATALOGUE, changeBps, GpuxError, marketClassOf, type PricePointRecord } from '@gpux/core';
+import { CLASS_CATALOGUE, changeBps, GpuxError, marketClassOf } from '@gpux/core';
 import type { AsksResponse, MarketPricesResponse, PriceHistoryResponse } from '@gpux/protocol';
 import type { Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
 import { applyNodeAsks } from './market.js';
 
-const DAY_MS = 24 * 3_600_000;
-
-export async function marketPrices(rt: Runtime): Promise<MarketPricesResponse> {
-  const now = rt.clock.now();
-  const latest = await rt.store.latestPrices();
-  // Enough history for the previous epoch and the point a day ago of every class.
-  const since = await rt.store.priceHistory({ sinceAt: now - DAY_MS, limit: 100_000 });
-  const byClass = new Map<string, PricePointRecord[]>();
-  for (const p of since) byClass.set(p.marketClass, [...(byClass.get(p.marketClass) ?? []), p]);
-  const classes = latest.map((p) => {
-    const hist = byClass.get(p.marketClass) ?? [];
-    const prev = hist.filter((h) => h.epoch < p.epoch).at(-1) ?? null;
-    const dayAgo = hist[0] ?? null;
-    return {
-      class: p.marketClass,
-      asset: 'usdc' as const,
-      price: p.price,
-      previous: prev?.price ?? null,
-      changeBps: changeBps(prev?.price ?? null, p.price),
-      change24hBps: changeBps(dayAgo && dayAgo.epoch < p.epoch ? dayAgo.price : null, p.price),
-      floor: rt.book.floor(p.marketClass),
-      utilizationBps: p.utilizationBps,
-      supplyUnits: p.supplyUnits,
-      demandUnits: p.demandUnits,
-      epoch: p.epoch,
-      at: p.at,
-    };
-  });
+/** From the price book (memory): a dashboard polling this every few seconds reads no history. */
+export function marketPrices(rt: Runtime): MarketPricesResponse {
+  const classes = rt.book.points().map(({ latest: p, previous, dayAgo }) => ({
+    class: p.marketClass,
+    asset: 'usdc' as const,
+    price: p.price,
+    previous: previous?.price ?? null,
+    changeBps: changeBps(previous?.price ?? null, p.price),
+    change24hBps: changeBps(dayAgo?.price ?? null, p.price),
+    floor: rt.book.floor(p.marketClass),
+    utilizationBps: p.utilizationBps,
+    supplyUnits: p.supplyUnits,
+    demandUnits: p.demandUnits,
+    epoch: p.epoch,
+    at: p.at,
+  }));
   return {
     market: rt.config.market,
     feeBps: rt.config.treasuryFeeBps,
