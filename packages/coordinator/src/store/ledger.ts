@@ -61,19 +61,20 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
     if (after < 0 && !mayGoNegative(p.account)) throw insufficientFunds(p.account, p.asset, after - p.amount, -p.amount);
     applied.push({ ...p, balanceAfter: after });
   }
-  const id = newId('tx', t.at, cryptoRandom);
+  const record = {
+    id: newId('tx', t.at, cryptoRandom),
+    kind: t.kind,
+    at: t.at,
+    memo: t.memo,
+    jobId: t.jobId ?? null,
+    attemptId: t.attemptId ?? null,
+    nodeId: t.nodeId ?? null,
+    reference: t.reference ?? null,
+  };
+  const { jobId, attemptId, nodeId, ...same } = record;
   const head = await trx
     .insertInto('ledger_transfers')
-    .values({
-      id,
-      kind: t.kind,
-      at: t.at,
-      memo: t.memo,
-      job_id: t.jobId ?? null,
-      attempt_id: t.attemptId ?? null,
-      node_id: t.nodeId ?? null,
-      reference: t.reference ?? null,
-    })
+    .values({ ...same, job_id: jobId, attempt_id: attemptId, node_id: nodeId })
     .returning('seq')
     .executeTakeFirstOrThrow();
   const seq = Number(head.seq);
@@ -83,16 +84,5 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
       .values(applied.map((p) => ({ transfer_seq: seq, account: p.account, asset: p.asset, amount: p.amount, balance_after: p.balanceAfter })))
       .execute();
   }
-  return {
-    id,
-    seq,
-    kind: t.kind,
-    at: t.at,
-    memo: t.memo,
-    jobId: t.jobId ?? null,
-    attemptId: t.attemptId ?? null,
-    nodeId: t.nodeId ?? null,
-    reference: t.reference ?? null,
-    postings: applied,
-  };
+  return { ...record, seq, postings: applied };
 }
