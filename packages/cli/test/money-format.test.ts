@@ -6,17 +6,8 @@ import { formatBill } from '../src/commands/job.js';
 import { formatPriceHistory, formatPrices, NO_MARKET } from '../src/commands/market.js';
 import { formatAsks, formatStake, formatUnbond, parseAskArgs } from '../src/commands/node.js';
 import { formatPayoutOutcome } from '../src/commands/payout.js';
-import {
-  formatBalances,
-  formatBps,
-  formatDeposit,
-  formatPayouts,
-  formatWalletHistory,
-  parseAmountArg,
-  parseAssetOption,
-  parsePayoutState,
-  signedMoney,
-} from '../src/commands/wallet.js';
+import { formatBalances, formatDeposit, formatPayouts, formatWalletHistory, parsePayoutState } from '../src/commands/wallet.js';
+import { formatBps, parseAmountArg, parseAssetOption, signedMoney } from '../src/money-format.js';
 import { CliError, EXIT_USAGE } from '../src/errors.js';
 import { AT, payout } from './money-fixtures.js';
 

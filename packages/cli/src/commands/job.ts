@@ -8,7 +8,7 @@ import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
 import { formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
-import { money, signedMoney } from './wallet.js';
+import { money, signedMoney } from '../money-format.js';
 
 interface Flags {
   json?: boolean;

@@ -3,7 +3,7 @@ import { formatAmount, type MarketPricesResponse, type PricePoint } from '@gpux/
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { formatDuration, formatTable, formatTime, toJson } from '../output.js';
-import { formatBps, money } from './wallet.js';
+import { formatBps, money } from '../money-format.js';
 
 interface Flags {
   json?: boolean;

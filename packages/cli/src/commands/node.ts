@@ -9,7 +9,7 @@ import { usageError } from '../errors.js';
 import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { readProfile } from '../profile.js';
 import { waitForShutdown } from '../signals.js';
-import { money, parseAmountArg } from './wallet.js';
+import { money, parseAmountArg } from '../money-format.js';
 
 interface Flags {
   json?: boolean;

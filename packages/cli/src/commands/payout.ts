@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
 import { toJson } from '../output.js';
-import { formatPayouts, money, parsePayoutState } from './wallet.js';
+import { money } from '../money-format.js';
+import { formatPayouts, parsePayoutState } from './wallet.js';
 
 interface Flags {
   json?: boolean;
