@@ -69,6 +69,13 @@ export const JobSpec = z
     timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
     network: z.boolean().optional().describe('Needs network access in its container (default: none); a node that does not allow network refuses the attempt'),
     maxRetries: z.number().int().min(0).max(20).default(3),
+    queueTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600)
+      .optional()
+      .describe('Longest the job may wait queued before it fails with the reason and its escrow returns; absent: the coordinator default (GPUX_QUEUE_TIMEOUT_S)'),
     labels: z.record(LabelKey, z.string().max(256)).default({}),
     constraints: Constraints.default({}),
     priority: z.enum(['high', 'normal', 'low']).optional().describe('Priority class; absent means normal. Waiting jobs age upwards, so low never starves'),

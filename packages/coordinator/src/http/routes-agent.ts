@@ -1,7 +1,9 @@
 /** Signed node-agent routes under /v1/agent. */
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { appendAttemptEvents, appendLogs, finishAttempt, heartbeat, register, startAttempt } from '../services/agent.js';
+import { finishAttempt, heartbeat, startAttempt } from '../services/agent.js';
+import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
+import { register } from '../services/register.js';
 import { pollWork } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 

@@ -1,47 +1,14 @@
-/** The node agent's calls: register, heartbeat, start, logs, result. The caller's node id is already verified. */
-import { GpuxError, type AttemptRecord } from '@gpux/core';
-import {
-  ACTIVE_ATTEMPT_STATES,
-  type AttemptEventBatch,
-  type AttemptEventBatchResponse,
-  type HeartbeatResponse,
-  type LogBatch,
-  type LogBatchResponse,
-  type NodeAdvertisement,
-  outputRootDigest,
-  type RegisterResponse,
-  type ResultReport,
-  type ResultResponse,
-  type StartAttemptResponse,
-} from '@gpux/protocol';
+/**
+ * The node agent's attempt lifecycle calls: heartbeat, start, result. The caller's node id is already
+ * verified. Registration is register.ts; logs and events are attempt-writes.ts.
+ */
+import { type AttemptRecord, GpuxError } from '@gpux/core';
+import { type HeartbeatResponse, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
-import { hashToken } from '../tokens.js';
-import { applyNodeAsks } from './market.js';
-
-/** The account a provider token names; a token that is unknown is refused, so a typo never registers an unpaid node. */
-async function providerOf(rt: Runtime, providerToken: string | undefined): Promise<string | undefined> {
-  if (providerToken === undefined) return undefined;
-  const t = await rt.store.findTokenByHash(hashToken(providerToken));
-  if (!t) throw new GpuxError('UNAUTHORIZED', 'the provider token is unknown or revoked: create one with `gpux coordinator token create` and pass it as --provider-token');
-  return t.accountId;
-}
-
-export async function register(rt: Runtime, nodeId: string, publicKey: string, advertisement: NodeAdvertisement, providerToken?: string): Promise<RegisterResponse> {
-  const now = rt.clock.now();
-  const providerId = await providerOf(rt, providerToken);
-  const node = await rt.store.registerNode({ id: nodeId, publicKey, advertisement, now, ...(providerId ? { providerId } : {}) });
-  rt.nodeKeys.remember(nodeId, publicKey);
-  rt.index.upsertNode(node);
-  applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
-  rt.offlineNodes.delete(nodeId);
-  rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length }, 'node registered');
-  rt.scheduling.kick();
-  return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };
-}
 
 /** The attempt, if it belongs to this node. */
-async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
+export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
   const a = await rt.store.getAttempt(attemptId);
   if (!a || a.nodeId !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `no attempt ${attemptId} on node ${nodeId}`);
   return a;
@@ -102,21 +69,6 @@ export async function startAttempt(rt: Runtime, nodeId: string, attemptId: strin
   rt.delivery.forget(attemptId);
   rt.logger.debug({ nodeId, attemptId, jobId: job.id }, 'attempt started');
   return { ok: true, cancel: job.cancelRequested };
-}
-
-export async function appendLogs(rt: Runtime, nodeId: string, attemptId: string, batch: LogBatch): Promise<LogBatchResponse> {
-  const a = await nodeAttempt(rt, nodeId, attemptId);
-  const accepted = await rt.store.appendLogs(a.jobId, attemptId, batch.entries);
-  if (accepted > 0) rt.logs.wake(a.jobId);
-  const job = await rt.store.getJob(a.jobId);
-  return { accepted, cancel: !ACTIVE_ATTEMPT_STATES.includes(a.state) || (job?.cancelRequested ?? true) };
-}
-
-/** Job events the attempt reports (image pulls): appended to its job's history. Unknown or foreign attempt: 404. */
-export async function appendAttemptEvents(rt: Runtime, nodeId: string, attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
-  const a = await nodeAttempt(rt, nodeId, attemptId);
-  const accepted = await rt.store.appendJobEvents(a.jobId, attemptId, batch.events);
-  return { accepted };
 }
 
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */

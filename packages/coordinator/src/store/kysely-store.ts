@@ -1,6 +1,6 @@
 /**
  * createKyselyStore: the one Store implementation for SQLite and PostgreSQL. Dialect differences are the
- * quirk flags of context.ts; the verbs live in jobs/queue/attempts/nodes/logs-tokens/events.ts.
+ * quirk flags of context.ts; the verbs live in jobs/queue/attempts/nodes/logs/tokens/events.ts.
  */
 import type { Store } from '@gpux/core';
 import type { Kysely } from 'kysely';
@@ -9,7 +9,8 @@ import { resolvePolicy, resolveQuirks, type StoreContext, type StoreQuirksInput 
 import * as fair from './fair-claim.js';
 import { appendJobEvents, listEvents } from './events.js';
 import * as jobs from './jobs.js';
-import * as misc from './logs-tokens.js';
+import * as logs from './logs.js';
+import * as tokens from './tokens.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -35,9 +36,9 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
       return closed;
     },
 
-    createToken: (t) => misc.createToken(ctx, t),
-    findTokenByHash: (hash) => misc.findTokenByHash(ctx, hash),
-    countTokens: (role) => misc.countTokens(ctx, role),
+    createToken: (t) => tokens.createToken(ctx, t),
+    findTokenByHash: (hash) => tokens.findTokenByHash(ctx, hash),
+    countTokens: (role) => tokens.countTokens(ctx, role),
 
     submitJob: (job) => jobs.submitJob(ctx, job),
     getJob: (id) => jobs.getJob(ctx, id),
@@ -56,8 +57,8 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     finishAttempt: (input, decide) => attempts.finishAttempt(ctx, input, decide),
     getOutputs: (attemptId) => attempts.getOutputs(ctx, attemptId),
 
-    appendLogs: (jobId, attemptId, entries) => misc.appendLogs(ctx, jobId, attemptId, entries),
-    readLogs: (jobId, after, limit) => misc.readLogs(ctx, jobId, after, limit),
+    appendLogs: (jobId, attemptId, entries) => logs.appendLogs(ctx, jobId, attemptId, entries),
+    readLogs: (jobId, after, limit) => logs.readLogs(ctx, jobId, after, limit),
     appendJobEvents: (jobId, attemptId, events) => appendJobEvents(ctx, jobId, attemptId, events),
 
     registerNode: (node) => nodes.registerNode(ctx, node),

@@ -2,7 +2,12 @@
 import { migration0001 } from './0001-initial.js';
 import { migration0002 } from './0002-scheduler.js';
 import { migration0003 } from './0003-market.js';
+import { migration0004 } from './0004-market-integrity.js';
+import { migration0005 } from './0005-enrollment.js';
+import { migration0006 } from './0006-attempt-writes.js';
+import { migration0007 } from './0007-queue.js';
+import { migration0008 } from './0008-edges.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008];

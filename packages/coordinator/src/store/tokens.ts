@@ -1,0 +1,36 @@
+/** API tokens (only their hashes are stored). */
+import { GpuxError, type Role, type TokenRecord } from '@gpux/core';
+import type { StoreContext } from './context.js';
+import { tokenFromRow } from './rows.js';
+
+/** SQLite and PostgreSQL spellings of a unique-constraint violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export async function createToken(ctx: StoreContext, t: TokenRecord): Promise<void> {
+  try {
+    await ctx.db
+      .insertInto('tokens')
+      .values({ id: t.id, hash: t.hash, role: t.role, account_id: t.accountId, name: t.name, created_at: t.createdAt })
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new GpuxError('CONFLICT', `a token with id ${t.id} or the same hash already exists`, { cause: err });
+    throw err;
+  }
+}
+
+export async function findTokenByHash(ctx: StoreContext, hash: string): Promise<TokenRecord | undefined> {
+  const row = await ctx.db.selectFrom('tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+  return row && tokenFromRow(row);
+}
+
+export async function countTokens(ctx: StoreContext, role?: Role): Promise<number> {
+  const row = await ctx.db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .$if(role !== undefined, (qb) => qb.where('role', '=', role as Role))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
