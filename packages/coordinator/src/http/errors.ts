@@ -19,6 +19,12 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RESULT_NOT_READY: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   INSUFFICIENT_FUNDS: 402,
+  /** Too many requests of one kind from one caller (Retry-After says when to try again). */
+  RATE_LIMITED: 429,
+  /** A standing quota is full (queued jobs per buyer, concurrent long-polls, nodes per enrollment). */
+  LIMIT_EXCEEDED: 429,
+  /** The thing exists but is over: a write to an attempt that has ended. */
+  GONE: 410,
   UNAVAILABLE: 503,
   INTERNAL: 500,
 };
