@@ -65,7 +65,8 @@ function countingStore(store: Store, counts: Record<string, StoreCalls>): Store 
 
 export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
   // An empty environment: GPUX_MARKET and the rest of the shell's GPUX_* never leak into a bench run.
-  const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market });
+  // One provider registers every bench agent at once: its registration budget is lifted.
+  const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market, registerRatePerMin: 1_000_000 });
   const raw = await openBenchStore(s);
   if (raw === null) return startCoordinator(config);
   // The coordinator does not close a store it was handed: this wrapper does.

@@ -119,10 +119,13 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
     const buyer = new GpuxClient({ url: coord.url, token });
     // The market's provider: the account that owns the nodes, is paid for their work and bonds their stake.
     const providerToken = opts.market ? (await operator.createToken({ role: 'buyer', name: 'bench-provider' })).token : undefined;
+    // Nodes register with an enrollment token: the provider's when there is a market, else the operator's.
+    const enroller = providerToken !== undefined ? new GpuxClient({ url: coord.url, token: providerToken }) : operator;
+    const enrollmentToken = (await enroller.createEnrollment({ name: 'bench-nodes' })).token;
     for (let i = 0; i < opts.agents; i++) {
       const config = loadAgentConfig(
         {},
-        { coordinatorUrl: coord.url, dataDir: join(dir, `agent-${i}`), executor: 'simulated', logLevel: 'warn', name: `bench-${i}`, providerToken },
+        { coordinatorUrl: coord.url, dataDir: join(dir, `agent-${i}`), executor: 'simulated', logLevel: 'warn', name: `bench-${i}`, enrollmentToken },
       );
       const executor = new NoopExecutor();
       executors.push(executor);

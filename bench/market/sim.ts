@@ -182,7 +182,7 @@ export function runMarket(m: Market, o: RunOptions): Trace {
       const i = willing ? findNode(job.g) : undefined;
       if (i !== undefined) {
         const n = nodes[i] as Node;
-        const paid = clearingPrice({ index: price, ask: n.ask, cap: job.v, feeBps: o.feeBps });
+        const paid = clearingPrice({ index: price, floor, ask: n.ask, cap: job.v, feeBps: o.feeBps });
         if (paid !== price) tr.offIndexStarts++;
         setFree(i, n.free - job.g);
         n.running.add(job);

@@ -5,6 +5,7 @@ import { buildAdvertisement, simulatedGpus } from './advertisement.js';
 import type { AgentConfig } from './config.js';
 import { CoordinatorClient } from './coordinator-client.js';
 import { type DetectOptions, detectHardware, detectHost } from './detect/index.js';
+import { secureNodeDataDir } from './data-dir-modes.js';
 import { createExecutor } from './executors/index.js';
 import { loadOrCreateIdentity, type NodeIdentity } from './identity.js';
 import { createLogger } from './logger.js';
@@ -31,12 +32,13 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   const clock = opts.clock ?? systemClock;
   const identity = opts.identity ?? (await loadOrCreateIdentity(config.dataDir));
   const logger = (opts.logger ?? createLogger(config.logLevel)).child({ nodeId: identity.nodeId });
+  await secureNodeDataDir(config.dataDir, (message) => logger.warn(message));
   const kind = opts.executor?.kind ?? config.executor;
   const advertisement = opts.advertisement ?? (await advertise(config, kind, identity, opts.detect, logger));
   const executor = opts.executor ?? (await createExecutor(config, { clock, nodeId: identity.nodeId, gpus: advertisement.gpus, logger }));
   const agent = new NodeAgent({
     nodeId: identity.nodeId,
-    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch, ...(config.providerToken ? { providerToken: config.providerToken } : {}) }),
+    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch, ...(config.enrollmentToken ? { enrollmentToken: config.enrollmentToken } : {}) }),
     executor,
     advertisement,
     clock,

@@ -11,11 +11,11 @@ export interface AgentConfig {
   /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator. */
   coordinatorUrl: string;
   /**
-   * GPUX_PROVIDER_TOKEN / --provider-token. The bearer token of the account that owns this node: it is paid
-   * for the node's jobs and bonds its stake. Without one the node takes only jobs of a coordinator running
-   * without a market.
+   * GPUX_ENROLLMENT_TOKEN / --enrollment-token. Required by the coordinator: a node enrollment token
+   * (`gpux_enroll_…`, from `gpux enrollment create`) of the account that owns this node, is paid for its
+   * jobs and bonds its stake. It can only register nodes, so a leaked node config cannot spend money.
    */
-  providerToken?: string;
+  enrollmentToken?: string;
   /** GPUX_NODE_DIR / --data-dir. Default `$GPUX_HOME/node` ($GPUX_HOME defaults to ~/.gpux). Holds the key and work dirs. */
   dataDir: string;
   /** GPUX_NODE_EXECUTOR / --executor. 'docker' (default: jobs run isolated in containers), 'process' (host processes, trusted jobs only) or 'simulated'. */
@@ -44,6 +44,12 @@ export interface AgentConfig {
   maxOutputBytes: number;
   /** GPUX_NODE_MAX_LOG_BYTES: log bytes shipped per attempt; the rest is dropped with a "[logs truncated]" line. Default 10 MiB. */
   maxLogBytes: number;
+  /** GPUX_NODE_MAX_SCRATCH_BYTES: quota of a job's scratch dir (/gpux/scratch, on the node's disk); past it the job is killed and fails. Default 10 GiB. */
+  maxScratchBytes: number;
+  /** GPUX_NODE_DEFAULT_CPUS: CPU limit of a container whose spec sets no cpuCores (never more than the host has). Default 2. */
+  defaultCpus: number;
+  /** GPUX_NODE_DEFAULT_MEMORY_GB: memory limit, GiB, of a container whose spec sets no memoryGb (never more than the host has). Default 4. */
+  defaultMemoryGb: number;
   /** DOCKER_HOST (unix:// only) or GPUX_DOCKER_SOCKET. Default /var/run/docker.sock. */
   dockerSocket: string;
   /** How long one work long-poll waits on the coordinator. Default 25000 ms. */
@@ -54,6 +60,8 @@ export interface AgentConfig {
 
 export interface AgentConfigOverrides {
   coordinatorUrl?: string;
+  enrollmentToken?: string;
+  /** Replaced by enrollmentToken: refused with a message saying so. */
   providerToken?: string;
   dataDir?: string;
   executor?: string;
@@ -71,6 +79,9 @@ export interface AgentConfigOverrides {
   pidsLimit?: number | string;
   maxOutputBytes?: number | string;
   maxLogBytes?: number | string;
+  maxScratchBytes?: number | string;
+  defaultCpus?: number | string;
+  defaultMemoryGb?: number | string;
   dockerSocket?: string;
 }
 
@@ -119,11 +130,19 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const pidsLimit = toInt(pick(overrides.pidsLimit, 'GPUX_NODE_PIDS_LIMIT'), 'pidsLimit', 16, 4_194_304, bad) ?? 4096;
   const maxOutputBytes = toInt(pick(overrides.maxOutputBytes, 'GPUX_NODE_MAX_OUTPUT_BYTES'), 'maxOutputBytes', 0, Number.MAX_SAFE_INTEGER, bad) ?? 1024 ** 3;
   const maxLogBytes = toInt(pick(overrides.maxLogBytes, 'GPUX_NODE_MAX_LOG_BYTES'), 'maxLogBytes', 0, Number.MAX_SAFE_INTEGER, bad) ?? 10 * 1024 ** 2;
+  const maxScratchBytes = toInt(pick(overrides.maxScratchBytes, 'GPUX_NODE_MAX_SCRATCH_BYTES'), 'maxScratchBytes', 0, Number.MAX_SAFE_INTEGER, bad) ?? 10 * 1024 ** 3;
+  const defaultCpus = toNumber(pick(overrides.defaultCpus, 'GPUX_NODE_DEFAULT_CPUS'), 'defaultCpus', 0.01, 1024, bad) ?? 2;
+  const defaultMemoryGb = toNumber(pick(overrides.defaultMemoryGb, 'GPUX_NODE_DEFAULT_MEMORY_GB'), 'defaultMemoryGb', 0.01, 16384, bad) ?? 4;
   // A remote DOCKER_HOST only matters to the docker executor.
   const dockerSocket = socketOf(overrides.dockerSocket ?? nonEmpty(env.GPUX_DOCKER_SOCKET), nonEmpty(env.DOCKER_HOST), executor === 'docker' ? bad : () => {});
 
-  const providerToken = pick(overrides.providerToken, 'GPUX_PROVIDER_TOKEN');
-  if (providerToken !== undefined && !providerToken.startsWith('gpux_')) bad('providerToken', 'must be a gpux bearer token ("gpux_…"), e.g. from `gpux coordinator token create`');
+  const enrollmentToken = pick(overrides.enrollmentToken, 'GPUX_ENROLLMENT_TOKEN');
+  if (enrollmentToken !== undefined && !enrollmentToken.startsWith('gpux_enroll_')) {
+    bad('enrollmentToken', 'must be a node enrollment token ("gpux_enroll_…") from `gpux enrollment create`, not an account token');
+  }
+  if (pick(overrides.providerToken, 'GPUX_PROVIDER_TOKEN') !== undefined) {
+    bad('providerToken', 'GPUX_PROVIDER_TOKEN / --provider-token were replaced: create an enrollment token with `gpux enrollment create` and pass it as --enrollment-token (GPUX_ENROLLMENT_TOKEN)');
+  }
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
   const name = pick(overrides.name, 'GPUX_NODE_NAME');
@@ -146,13 +165,16 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
     pidsLimit,
     maxOutputBytes,
     maxLogBytes,
+    maxScratchBytes,
+    defaultCpus,
+    defaultMemoryGb,
     dockerSocket,
     pollWaitMs,
     gracefulTimeoutMs,
   };
   if (region !== undefined) config.region = region;
   if (name !== undefined) config.name = name;
-  if (providerToken !== undefined) config.providerToken = providerToken;
+  if (enrollmentToken !== undefined) config.enrollmentToken = enrollmentToken;
   return config;
 }
 
@@ -202,6 +224,17 @@ function toBool(v: boolean | string | undefined, path: string, bad: (p: string, 
   if (/^(0|false|no|off)$/i.test(v)) return false;
   bad(path, `"${v}" is not a boolean (use true or false)`);
   return undefined;
+}
+
+/** A positive decimal ("0.5", "2") from min to max. */
+function toNumber(v: number | string | undefined, path: string, min: number, max: number, bad: (p: string, m: string) => void): number | undefined {
+  if (v === undefined) return undefined;
+  const n = typeof v === 'number' ? v : /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : Number.NaN;
+  if (!Number.isFinite(n) || n < min || n > max) {
+    bad(path, `"${v}" must be a number from ${min} to ${max}`);
+    return undefined;
+  }
+  return n;
 }
 
 function toInt(v: number | string | undefined, path: string, min: number, max: number, bad: (p: string, m: string) => void): number | undefined {

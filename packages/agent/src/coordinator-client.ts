@@ -46,8 +46,8 @@ export interface CoordinatorClientOptions {
   fetch?: typeof fetch;
   /** Per-request timeout for everything but the long-poll. Default 30 s. */
   timeoutMs?: number;
-  /** Sent at registration: binds the node to the provider account (see AgentConfig.providerToken). */
-  providerToken?: string;
+  /** Sent at registration: binds the node to the provider account (see AgentConfig.enrollmentToken). */
+  enrollmentToken?: string;
 }
 
 export class CoordinatorClient {
@@ -55,21 +55,21 @@ export class CoordinatorClient {
   private readonly identity: NodeIdentity;
   private readonly doFetch: typeof fetch;
   private readonly timeoutMs: number;
-  private readonly providerToken: string | undefined;
+  private readonly enrollmentToken: string | undefined;
 
   constructor(opts: CoordinatorClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.identity = opts.identity;
     this.doFetch = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.providerToken = opts.providerToken;
+    this.enrollmentToken = opts.enrollmentToken;
   }
 
   register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
     return this.call('POST', ROUTES.register.path, RegisterResponse, {
       publicKey: this.identity.publicKey,
       advertisement,
-      ...(this.providerToken ? { providerToken: this.providerToken } : {}),
+      ...(this.enrollmentToken ? { enrollmentToken: this.enrollmentToken } : {}),
     });
   }
 
@@ -164,7 +164,9 @@ function codeForStatus(status: number): ErrorCode {
   if (status === 403) return 'FORBIDDEN';
   if (status === 404) return 'NOT_FOUND';
   if (status === 409) return 'CONFLICT';
+  if (status === 410) return 'GONE';
   if (status === 413) return 'BODY_TOO_LARGE';
+  if (status === 429) return 'LIMIT_EXCEEDED';
   if (status >= 500) return 'INTERNAL';
   return 'REQUEST_INVALID';
 }

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import type { Logger } from '@gpux/core';
-import { loadCoordinatorConfig, startCoordinator } from '@gpux/coordinator';
+import { type Logger, systemClock } from '@gpux/core';
+import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, startCoordinator } from '@gpux/coordinator';
 import type { GetJobResponse, JobLogsResponse, JobResultResponse, SubmitJobResponse } from '@gpux/protocol';
 import { buildBusyboxImage, dockerSocket, requireDocker, TEST_IMAGE } from '@gpux/testing';
 import pino from 'pino';
@@ -42,6 +42,8 @@ describe('node agent on the docker executor', requireDocker(), () => {
     );
     t.after(() => coord.close());
     const token = coord.bootstrapOperatorToken ?? '';
+    const provider = await issueToken(coord.store, { role: 'buyer', name: 'provider' }, systemClock, cryptoRandom);
+    const enrollmentToken = (await issueEnrollment(coord.store, { accountId: provider.accountId, name: 'nodes' }, systemClock, cryptoRandom)).token;
     const api = async <R>(method: string, path: string, body?: unknown): Promise<R> => {
       const res = await fetch(`${coord.url}${path}`, {
         method,
@@ -68,7 +70,7 @@ describe('node agent on the docker executor', requireDocker(), () => {
     const managed = () => docker.listContainers({ all: true, filters: JSON.stringify(managedFilter(nodeId)) });
 
     const lines: string[] = [];
-    const config = loadAgentConfig({}, { coordinatorUrl: coord.url, dataDir, pollWaitMs: 2000, dockerSocket: dockerSocket() });
+    const config = loadAgentConfig({}, { coordinatorUrl: coord.url, enrollmentToken, dataDir, pollWaitMs: 2000, dockerSocket: dockerSocket() });
     assert.equal(config.executor, 'docker');
     const agent = await startAgent(config, { logger: capturingLogger(lines) });
     t.after(() => agent.stop());

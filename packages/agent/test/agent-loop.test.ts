@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
-import type { Executor } from '@gpux/core';
+import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
+import { type Executor, systemClock } from '@gpux/core';
 import type { GetJobResponse, JobLogsResponse, JobResultResponse, JobSpecInput, ListNodesResponse, SubmitJobResponse } from '@gpux/protocol';
 import pino from 'pino';
 import { loadAgentConfig, ProcessExecutor, type RunningAgent, seededRandom, silentLogger, startAgent, startSimulatedNodes } from '../src/index.js';
@@ -11,11 +11,14 @@ import { tempDir } from './helpers.js';
 
 type T = { after(fn: () => unknown): void };
 
-async function coordinator(t: T, dir: string, port = 0): Promise<RunningCoordinator & { token: string }> {
+/** A coordinator, its operator token (on a fresh database) and an enrollment token its nodes register with. */
+async function coordinator(t: T, dir: string, port = 0): Promise<RunningCoordinator & { token: string; enrollment: string }> {
   const config = loadCoordinatorConfig({}, { dataDir: dir, port, heartbeatIntervalMs: 300, leaseTtlMs: 3000, nodeOfflineAfterMs: 3000, logLevel: 'silent', retryBaseBackoffMs: 100, market: false });
   const c = await startCoordinator(config, { logger: pino({ level: 'silent' }) });
   t.after(() => c.close());
-  return { ...c, token: c.bootstrapOperatorToken ?? '' };
+  const provider = await issueToken(c.store, { role: 'buyer', name: 'provider' }, systemClock, cryptoRandom);
+  const enrollment = (await issueEnrollment(c.store, { accountId: provider.accountId, name: 'nodes' }, systemClock, cryptoRandom)).token;
+  return { ...c, token: c.bootstrapOperatorToken ?? '', enrollment };
 }
 
 async function api<R>(c: { url: string }, token: string, method: string, path: string, body?: unknown): Promise<R> {
@@ -48,8 +51,8 @@ const jobIn = (c: { url: string }, token: string, id: string, states: string[]) 
     return states.includes(r.job.state) ? r : undefined;
   });
 
-async function processAgent(t: T, url: string, dir: string): Promise<RunningAgent> {
-  const config = loadAgentConfig({}, { coordinatorUrl: url, dataDir: join(dir, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: 2000 });
+async function processAgent(t: T, c: { url: string; enrollment: string }, dir: string): Promise<RunningAgent> {
+  const config = loadAgentConfig({}, { coordinatorUrl: c.url, enrollmentToken: c.enrollment, dataDir: join(dir, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: 2000 });
   const executor = new ProcessExecutor({ allowUnsafe: true, workRoot: join(dir, 'work'), killGraceMs: 500 });
   const agent = await startAgent(config, { executor, logger: silentLogger, detect: { docker: { socketPath: join(dir, 'no-docker.sock') } } });
   t.after(() => agent.stop());
@@ -60,7 +63,7 @@ describe('agent ↔ coordinator', () => {
   test('a job runs on the process executor; logs and outputs reach the buyer', async (t) => {
     const dir = await tempDir(t);
     const c = await coordinator(t, join(dir, 'coord'));
-    const agent = await processAgent(t, c.url, dir);
+    const agent = await processAgent(t, c, dir);
     const id = await submit(c, c.token, {
       command: ['/bin/sh', '-c', 'echo "hello from $GPUX_JOB_ID"; echo oops >&2; cat "$GPUX_INPUTS/in.txt" > "$GPUX_OUTPUTS/out.txt"'],
       inputs: [{ path: 'in.txt', content: 'payload' }],
@@ -101,7 +104,7 @@ describe('agent ↔ coordinator', () => {
         return inner.start(req, log);
       },
     };
-    const config = loadAgentConfig({}, { coordinatorUrl: c.url, dataDir: join(dir, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: 2000 });
+    const config = loadAgentConfig({}, { coordinatorUrl: c.url, enrollmentToken: c.enrollment, dataDir: join(dir, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: 2000 });
     const agent = await startAgent(config, { executor, logger: silentLogger, detect: { docker: { socketPath: join(dir, 'no-docker.sock') } } });
     t.after(() => agent.stop());
     const id = await submit(c, c.token, { command: ['/bin/sh', '-c', 'echo ran'] });
@@ -117,7 +120,7 @@ describe('agent ↔ coordinator', () => {
   test('cancelling a running job stops it on the node', async (t) => {
     const dir = await tempDir(t);
     const c = await coordinator(t, join(dir, 'coord'));
-    const agent = await processAgent(t, c.url, dir);
+    const agent = await processAgent(t, c, dir);
     const id = await submit(c, c.token, { command: ['/bin/sh', '-c', 'echo started; sleep 120'] });
     await jobIn(c, c.token, id, ['running']);
     await until('the attempt on the node', async () => (agent.activeAttempts === 1 ? true : undefined));
@@ -130,7 +133,7 @@ describe('agent ↔ coordinator', () => {
   test('stop() during a run reports the attempt failed without exit code, so the job is retried', async (t) => {
     const dir = await tempDir(t);
     const c = await coordinator(t, join(dir, 'coord'));
-    const agent = await processAgent(t, c.url, dir);
+    const agent = await processAgent(t, c, dir);
     const id = await submit(c, c.token, { command: ['/bin/sh', '-c', 'sleep 120'], maxRetries: 2 });
     await until('the attempt on the node', async () => (agent.activeAttempts === 1 ? true : undefined));
     await agent.stop();
@@ -146,7 +149,7 @@ describe('agent ↔ coordinator', () => {
   test('stop({ graceful: true }) lets a running job finish', async (t) => {
     const dir = await tempDir(t);
     const c = await coordinator(t, join(dir, 'coord'));
-    const agent = await processAgent(t, c.url, dir);
+    const agent = await processAgent(t, c, dir);
     const id = await submit(c, c.token, { command: ['/bin/sh', '-c', 'sleep 1; echo finished'] });
     await until('the attempt on the node', async () => (agent.activeAttempts === 1 ? true : undefined));
     await agent.stop({ graceful: true });
@@ -157,7 +160,7 @@ describe('agent ↔ coordinator', () => {
   test('the agent rides out a coordinator restart and keeps taking work', async (t) => {
     const dir = await tempDir(t);
     const first = await coordinator(t, join(dir, 'coord'));
-    const agent = await processAgent(t, first.url, dir);
+    const agent = await processAgent(t, first, dir);
     await first.close();
     await new Promise((r) => setTimeout(r, 1500)); // an outage of a few polls and heartbeats
     const second = await coordinator(t, join(dir, 'coord'), first.port);
@@ -170,7 +173,7 @@ describe('agent ↔ coordinator', () => {
   test('simulated nodes register with the trace’s shapes and run GPU jobs', async (t) => {
     const dir = await tempDir(t);
     const c = await coordinator(t, join(dir, 'coord'));
-    const fleet = await startSimulatedNodes(3, { coordinatorUrl: c.url, dataDir: join(dir, 'sim'), random: seededRandom(7), pollWaitMs: 2000 });
+    const fleet = await startSimulatedNodes(3, { coordinatorUrl: c.url, enrollmentToken: c.enrollment, dataDir: join(dir, 'sim'), random: seededRandom(7), pollWaitMs: 2000 });
     t.after(() => fleet.stop());
     const nodes = await api<ListNodesResponse>(c, c.token, 'GET', '/v1/nodes');
     assert.equal(nodes.nodes.length, 3);

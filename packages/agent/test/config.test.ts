@@ -28,6 +28,9 @@ describe('loadAgentConfig', () => {
       pidsLimit: 4096,
       maxOutputBytes: 1024 ** 3,
       maxLogBytes: 10 * 1024 ** 2,
+      maxScratchBytes: 10 * 1024 ** 3,
+      defaultCpus: 2,
+      defaultMemoryGb: 4,
       dockerSocket: '/var/run/docker.sock',
       pollWaitMs: 25000,
       gracefulTimeoutMs: 60000,
@@ -64,6 +67,18 @@ describe('loadAgentConfig', () => {
     assert.throws(() => loadAgentConfig({}, { coordinatorUrl: 'ftp://x' }), /not a valid http/);
   });
 
+  test('the enrollment token: GPUX_ENROLLMENT_TOKEN or the override; an account token or the old provider token option is refused', () => {
+    const url = 'http://c:7070';
+    assert.equal(loadAgentConfig({ GPUX_COORDINATOR_URL: url, GPUX_ENROLLMENT_TOKEN: 'gpux_enroll_abc' }).enrollmentToken, 'gpux_enroll_abc');
+    assert.equal(loadAgentConfig({ GPUX_ENROLLMENT_TOKEN: 'gpux_enroll_abc' }, { coordinatorUrl: url, enrollmentToken: 'gpux_enroll_def' }).enrollmentToken, 'gpux_enroll_def');
+    assert.throws(() => loadAgentConfig({}, { coordinatorUrl: url, enrollmentToken: 'gpux_account' }), /enrollmentToken: must be a node enrollment token/);
+    assert.throws(() => loadAgentConfig({ GPUX_PROVIDER_TOKEN: 'gpux_x' }, { coordinatorUrl: url }), /were replaced: create an enrollment token .*--enrollment-token/);
+    assert.deepEqual(
+      problemsOf(() => loadAgentConfig({}, { coordinatorUrl: url, providerToken: 'gpux_x' })),
+      ['providerToken'],
+    );
+  });
+
   test('docker options: network, image lists, limits, socket', () => {
     const c = loadAgentConfig({
       GPUX_COORDINATOR_URL: 'http://c',
@@ -80,6 +95,11 @@ describe('loadAgentConfig', () => {
     assert.deepEqual(c.imageAllow, ['docker.io/library/*', 'ghcr.io/org/*', 'busybox:1.36']);
     assert.deepEqual(c.imageDeny, ['docker.io/library/bad*']);
     assert.deepEqual([c.pidsLimit, c.maxOutputBytes, c.maxLogBytes], [512, 1000, 2000]);
+    const limits = loadAgentConfig({ GPUX_NODE_DEFAULT_CPUS: '0.5', GPUX_NODE_DEFAULT_MEMORY_GB: '16', GPUX_NODE_MAX_SCRATCH_BYTES: '5000' }, { coordinatorUrl: 'http://c' });
+    assert.deepEqual([limits.defaultCpus, limits.defaultMemoryGb, limits.maxScratchBytes], [0.5, 16, 5000]);
+    assert.deepEqual(loadAgentConfig({}, { coordinatorUrl: 'http://c', defaultCpus: 8, defaultMemoryGb: '1.5' }).defaultMemoryGb, 1.5);
+    const badLimits = problemsOf(() => loadAgentConfig({ GPUX_NODE_DEFAULT_CPUS: '0', GPUX_NODE_DEFAULT_MEMORY_GB: 'lots', GPUX_NODE_MAX_SCRATCH_BYTES: '-1' }, { coordinatorUrl: 'http://c' }));
+    assert.deepEqual(badLimits.sort(), ['defaultCpus', 'defaultMemoryGb', 'maxScratchBytes']);
     assert.equal(c.dockerSocket, '/run/user/1000/docker.sock');
     assert.equal(loadAgentConfig({ DOCKER_HOST: 'unix:///x.sock', GPUX_DOCKER_SOCKET: '/y.sock' }, { coordinatorUrl: 'http://c' }).dockerSocket, '/y.sock');
     assert.deepEqual(loadAgentConfig({}, { coordinatorUrl: 'http://c', imageAllow: ['a/*'], allowNetwork: false }).imageAllow, ['a/*']);

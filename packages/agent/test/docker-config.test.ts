@@ -1,20 +1,30 @@
 /** The docker executor's pure parts: the container config per vendor and GPU count, image refs and policy, pull progress, demux. */
 import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { ExecutionRequest } from '@gpux/core';
 import { type GpuDevice, JobSpec, type JobSpecInput } from '@gpux/protocol';
 import {
   buildContainerConfig,
   type ContainerPlan,
+  canonicalImageRef,
   checkImage,
+  checkQuotas,
+  checkResolvedImage,
   containerGpuEnv,
+  DiskQuotaWatcher,
+  formatBytes,
   gpuHostConfig,
   gpuSupportProblem,
   isDigestPinned,
+  looksLikeImageId,
+  measureTree,
   parseImageRef,
   PullProgress,
   StreamDemuxer,
 } from '../src/index.js';
+import { tempDir } from './helpers.js';
 
 const nvidia = (index: number): GpuDevice => ({ index, uuid: `GPU-${index}aaa`, vendor: 'nvidia', model: 'NVIDIA H100', vramMb: 81_559 });
 const amd = (index: number): GpuDevice => ({ index, uuid: `0x${index}bbb`, vendor: 'amd', model: 'AMD Instinct MI300X', vramMb: 196_592 });
@@ -39,6 +49,9 @@ function plan(spec: Partial<JobSpecInput> = {}, over: Partial<ContainerPlan> = {
     network: false,
     pidsLimit: 4096,
     hostCpus: 8,
+    hostMemoryBytes: 64 * 1024 ** 3,
+    defaultCpus: 2,
+    defaultMemoryBytes: 4 * 1024 ** 3,
     tmpSizeMb: 1024,
     shmSizeMb: 1024,
     logFileBytes: 10 * 1024 * 1024,
@@ -69,8 +82,9 @@ describe('container config', () => {
       { Type: 'bind', Source: '/w/out', Target: '/gpux/outputs', ReadOnly: false },
       { Type: 'bind', Source: '/w/scratch', Target: '/gpux/scratch', ReadOnly: false },
     ]);
-    assert.equal(h.Memory, undefined, 'no memory limit unless the spec sets one');
-    assert.equal(h.NanoCpus, undefined);
+    assert.equal(h.Memory, 4 * 1024 ** 3, 'the node default when the spec sets no memory');
+    assert.equal(h.MemorySwap, 4 * 1024 ** 3);
+    assert.equal(h.NanoCpus, 2e9, 'the node default when the spec sets no CPUs');
     assert.equal(h.DeviceRequests, undefined);
     assert.equal(h.Devices, undefined);
     assert.deepEqual(h.LogConfig, { Type: 'json-file', Config: { 'max-size': '10240k', 'max-file': '1' } });
@@ -82,6 +96,15 @@ describe('container config', () => {
     assert.deepEqual([h.Memory, h.MemorySwap, h.NanoCpus], [2 * 1024 ** 3, 2 * 1024 ** 3, 1_500_000_000]);
     const capped = buildContainerConfig(plan({ resources: { cpuCores: 64 } }, { hostCpus: 8 })).HostConfig ?? {};
     assert.equal(capped.NanoCpus, 8e9);
+  });
+
+  test('every container is limited: node defaults where the spec is silent, never more than the host has', () => {
+    const small = buildContainerConfig(plan({}, { hostCpus: 1, hostMemoryBytes: 2 * 1024 ** 3 })).HostConfig ?? {};
+    assert.deepEqual([small.NanoCpus, small.Memory, small.MemorySwap], [1e9, 2 * 1024 ** 3, 2 * 1024 ** 3], 'defaults capped at the host');
+    const big = buildContainerConfig(plan({ resources: { memoryGb: 1000, cpuCores: 0.25 } })).HostConfig ?? {};
+    assert.deepEqual([big.NanoCpus, big.Memory], [0.25e9, 64 * 1024 ** 3], 'the spec is capped at the host too');
+    const custom = buildContainerConfig(plan({ resources: { cpuCores: 3 } }, { defaultMemoryBytes: 512 * 1024 ** 2 })).HostConfig ?? {};
+    assert.deepEqual([custom.NanoCpus, custom.Memory], [3e9, 512 * 1024 ** 2]);
   });
 
   test('a network only when the plan says so (the job asked and the node allows it)', () => {
@@ -181,6 +204,92 @@ describe('image references and the allow/deny lists', () => {
     assert.match((checkImage('quay.io/x/y', policy) as { reason: string }).reason, /not in this node's allow list/);
     assert.deepEqual(checkImage('anything/at:all', { allow: [], deny: [] }), { allowed: true });
     assert.equal(checkImage('busybox', { allow: ['*'], deny: [] }).allowed, true);
+  });
+
+  test('Docker Hub aliases, implicit library/ and :latest, and case are folded before matching', () => {
+    assert.equal(canonicalImageRef('registry-1.docker.io/library/busybox:1.36').full, 'docker.io/library/busybox:1.36');
+    assert.equal(canonicalImageRef('index.docker.io/busybox').full, 'docker.io/library/busybox:latest');
+    assert.equal(canonicalImageRef('Registry.Hub.Docker.com/library/BusyBox:1.36').full, 'docker.io/library/busybox:1.36');
+    assert.equal(canonicalImageRef('registry-1.docker.io/busybox').repository, 'docker.io/library/busybox');
+    assert.equal(canonicalImageRef('GHCR.io/Org/Img:V1').full, 'ghcr.io/org/img:V1', 'tags keep their case');
+    const deny = { allow: [], deny: ['busybox'] };
+    for (const image of [
+      'busybox',
+      'busybox:1.36',
+      'library/busybox',
+      'docker.io/busybox:latest',
+      'docker.io/library/busybox',
+      'index.docker.io/library/busybox:1.36',
+      'registry-1.docker.io/library/busybox:1.36',
+      'registry-1.docker.io/busybox',
+      'registry.hub.docker.com/library/busybox',
+      'DOCKER.IO/library/busybox',
+      `busybox@sha256:${'c'.repeat(64)}`,
+      `registry-1.docker.io/library/busybox:1.36@sha256:${'c'.repeat(64)}`,
+    ]) {
+      assert.equal(checkImage(image, deny).allowed, false, image);
+    }
+    assert.equal(checkImage('ghcr.io/library/busybox', deny).allowed, true, 'another registry is another image');
+    assert.equal(checkImage('busyboxx', deny).allowed, true);
+    assert.equal(checkImage('registry-1.docker.io/library/busybox', { allow: ['docker.io/library/*'], deny: [] }).allowed, true, 'allow patterns fold aliases too');
+  });
+
+  test('what the reference resolved to: the id and every name the engine has for it', () => {
+    const id = `sha256:51805a59db9b${'0'.repeat(52)}`;
+    const busybox = { id, repoTags: ['busybox:latest', 'mytools:1'], repoDigests: [`busybox@sha256:${'d'.repeat(64)}`] };
+    const deny = { allow: [], deny: ['busybox'] };
+    for (const image of ['51805a59db9b', id, id.slice('sha256:'.length), 'sha256:51805a', 'mytools:1']) {
+      assert.equal(checkImage(image, deny).allowed, true, `${image} passes the reference check…`);
+      const v = checkResolvedImage(image, busybox, deny);
+      assert.equal(v.allowed, false, `…but not the resolved one: ${image}`);
+      assert.match((v as { reason: string }).reason, /^image \S+ \(id sha256:51805a59db9b, known here as busybox:latest, mytools:1, busybox@sha256:d+\) is denied on this node \(deny pattern "busybox"\)$/);
+    }
+    assert.equal(looksLikeImageId('51805a59db9b') && looksLikeImageId(id) && !looksLikeImageId('busybox'), true);
+    assert.deepEqual(checkResolvedImage('python:3', { id, repoTags: ['python:3'], repoDigests: [] }, deny), { allowed: true });
+    // Deny by id: the short id, or sha256: and any prefix of it.
+    assert.equal(checkResolvedImage('python:3', { id, repoTags: ['python:3'], repoDigests: [] }, { allow: [], deny: ['51805a59db9b'] }).allowed, false);
+    assert.equal(checkResolvedImage('python:3', { id, repoTags: ['python:3'], repoDigests: [] }, { allow: [], deny: ['sha256:51805a'] }).allowed, false);
+    assert.equal(checkResolvedImage('python:3', { id, repoTags: ['python:3'], repoDigests: [] }, { allow: [], deny: ['51805a'] }).allowed, true, 'a short bare hex pattern is a name');
+    // Allow: an id reference is allowed only through a name (or id pattern) of what it resolved to.
+    const allow = { allow: ['docker.io/library/python'], deny: [] };
+    assert.equal(checkImage('51805a59db9b', allow).allowed, true, 'decided after the resolution');
+    assert.equal(checkResolvedImage('51805a59db9b', busybox, allow).allowed, false);
+    assert.equal(checkResolvedImage('51805a59db9b', { id, repoTags: ['python:3'], repoDigests: [] }, allow).allowed, true);
+    assert.match((checkResolvedImage('51805a59db9b', { id, repoTags: [], repoDigests: [] }, deny) as { reason: string }).reason, /referenced by id and has no name/);
+    assert.deepEqual(checkResolvedImage('51805a59db9b', { id, repoTags: [], repoDigests: [] }, { allow: [], deny: [] }), { allowed: true }, 'no lists: nothing to check');
+  });
+});
+
+describe('disk quotas', () => {
+  test('measured by file size (sparse files at full size), every entry counted, links never followed', async (t) => {
+    const dir = await tempDir(t);
+    mkdirSync(join(dir, 'a', 'b'), { recursive: true });
+    writeFileSync(join(dir, 'a', 'b', 'f'), Buffer.alloc(3000));
+    writeFileSync(join(dir, 'g'), 'x');
+    truncateSync(join(dir, 'g'), 10 * 1024 * 1024); // sparse: no disk used, still counted
+    symlinkSync('/', join(dir, 'root-link'));
+    assert.deepEqual(await measureTree(dir), { bytes: 3000 + 10 * 1024 * 1024, entries: 5, stoppedEarly: false });
+    assert.equal((await measureTree(dir, { bytes: 100, entries: 1000 })).stoppedEarly, true);
+    const tree = { name: 'outputs', path: dir, maxBytes: 1024 * 1024, maxEntries: 100, option: 'GPUX_NODE_MAX_OUTPUT_BYTES' };
+    assert.equal(await checkQuotas([tree]), 'outputs exceeded the 1 MiB quota of this node (GPUX_NODE_MAX_OUTPUT_BYTES); the job was stopped and its outputs are not reported');
+    assert.match((await checkQuotas([{ ...tree, maxBytes: 1e9, maxEntries: 4 }])) ?? '', /^outputs exceeded the quota of 4 files and dirs/);
+    assert.equal(await checkQuotas([{ ...tree, maxBytes: 1e9 }]), null);
+    assert.deepEqual(await measureTree(join(dir, 'missing')), { bytes: 0, entries: 0, stoppedEarly: false });
+    assert.deepEqual([formatBytes(1000), formatBytes(1024), formatBytes(1536), formatBytes(10 * 1024 ** 3)], ['1000 bytes', '1 KiB', '1.5 KiB', '10 GiB']);
+  });
+
+  test('the watcher reports the first tree past its quota once, then stops checking', async (t) => {
+    const dir = await tempDir(t);
+    const errors: string[] = [];
+    const watcher = new DiskQuotaWatcher([{ name: 'scratch', path: dir, maxBytes: 10, maxEntries: 100, option: 'X' }], 5, (e) => errors.push(e));
+    watcher.start();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(errors, [], 'under the quota: nothing');
+    writeFileSync(join(dir, 'big'), Buffer.alloc(100));
+    for (let i = 0; i < 200 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 30));
+    await watcher.stop();
+    assert.deepEqual(errors, ['scratch exceeded the 10 bytes quota of this node (X); the job was stopped and its outputs are not reported']);
   });
 });
 

@@ -70,7 +70,7 @@ describe('docker executor isolation', requireDocker(), () => {
       ['x'],
     );
     assert.match(logs.system, /^image: gpux-test\/busybox:latest is present on this node \(id sha256:[0-9a-f]{64}\)$/m);
-    assert.match(logs.system, /^container: gpux-\S+ \(network none, user 65534:65534, pids ≤ 128, read-only root, no capabilities, memory 256 MiB, cpus 0.5, no GPUs\)$/m);
+    assert.match(logs.system, /^container: gpux-\S+ \(network none, user 65534:65534, pids ≤ 128, read-only root, no capabilities, memory 256 MiB, cpus 0.5, outputs ≤ 1 GiB, scratch ≤ 10 GiB, no GPUs\)$/m);
   });
 
   describe('network', () => {
@@ -128,7 +128,10 @@ describe('docker executor isolation', requireDocker(), () => {
   test('outputs over the size cap fail the attempt', async (t) => {
     const h = await harness(t, { limits: { totalBytes: 1000 } });
     const { outcome } = await run(h, request(h, { command: h.shell('head -c 2000 /dev/zero > "$GPUX_OUTPUTS/big"') }));
-    assert.deepEqual([outcome.outcome, outcome.exitCode, outcome.error], ['failed', 0, 'outputs are 2000 bytes, more than the limit of 1000 bytes']);
+    assert.deepEqual(
+      [outcome.outcome, outcome.exitCode, outcome.error, outcome.outputs],
+      ['failed', null, 'outputs exceeded the 1000 bytes quota of this node (GPUX_NODE_MAX_OUTPUT_BYTES); the job was stopped and its outputs are not reported', []],
+    );
   });
 
   test('a denied image is refused before anything is pulled or created', async (t) => {

@@ -55,3 +55,22 @@ test('a gone attempt stops shipping', async () => {
   await s.close(Date.now() + 5000);
   assert.equal(calls(), 1);
 });
+
+test('the coordinator says the event budget is spent (truncated): the shipper stops sending', async () => {
+  const sent: AttemptEvent[][] = [];
+  const s = new EventShipper({
+    send: async (events) => {
+      sent.push(events);
+      return { accepted: 0, truncated: true };
+    },
+    isGone: () => false,
+    clock: systemClock,
+    logger: silentLogger,
+    retryIntervalMs: 20,
+  });
+  s.push('image.pull.progress', { layers: 1 });
+  await s.flush();
+  s.push('image.pull.progress', { layers: 2 });
+  await s.close(Date.now() + 2000);
+  assert.equal(sent.length, 1);
+});

@@ -38,6 +38,15 @@ test('outputs over the size cap fail the attempt with a clear error', async (t) 
   assert.deepEqual(outcome.outputs, []);
 });
 
+test('an output file name the coordinator would refuse (a control character) fails the attempt with a clear error', async (t) => {
+  const workRoot = await tempDir(t);
+  const h = { executor: new ProcessExecutor({ allowUnsafe: true, workRoot }), shell: (s: string) => ['/bin/sh', '-c', s] };
+  const { outcome } = await run(h, request(h, { command: h.shell('printf x > "$GPUX_OUTPUTS/$(printf \'a\\033[2Jb\')"') }));
+  assert.equal(outcome.outcome, 'failed');
+  assert.match(outcome.error ?? '', /^output file "a\\u001b\[2Jb" has a name outputs may not have \(must not contain control characters\); rename it$/);
+  assert.deepEqual(outcome.outputs, []);
+});
+
 test('inline content stops at the running total; symlinks are not followed', async (t) => {
   const workRoot = await tempDir(t);
   const executor = new ProcessExecutor({ allowUnsafe: true, workRoot, limits: { inlineTotalBytes: 15 } });

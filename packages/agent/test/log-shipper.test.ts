@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { systemClock } from '@gpux/core';
-import type { LogEntry } from '@gpux/protocol';
+import { LOG_ENTRY_MAX_BYTES, LogEntry } from '@gpux/protocol';
+import { CoordinatorApiError } from '../src/coordinator-client.js';
 import { silentLogger } from '../src/index.js';
-import { LogShipper, TRUNCATED_MESSAGE } from '../src/loop/log-shipper.js';
+import { isGone } from '../src/loop/attempt-runner.js';
+import { LogShipper, splitUtf8, TRUNCATED_MESSAGE } from '../src/loop/log-shipper.js';
 
 function shipper(opts: { fail?: () => boolean; maxBytes?: number; flushBytes?: number }) {
   const sent: LogEntry[][] = [];
@@ -75,4 +77,67 @@ test('flushes on size without waiting for the timer', async () => {
   await s.flush();
   assert.equal(sent.flat().length, 1);
   await s.close(Date.now() + 1000);
+});
+
+test('output longer than the protocol entry limit is split into entries of at most 64 KiB, never inside a character', async () => {
+  const { s, sent } = shipper({ maxBytes: 1 << 30, flushBytes: 1 << 30 });
+  const text = `${'a'.repeat(70_000)}${'€'.repeat(30_000)}😀end`;
+  s.push('stdout', text);
+  await s.close(Date.now() + 5000);
+  const all = sent.flat();
+  assert.ok(all.length >= 3, `${all.length} entries`);
+  for (const e of all) assert.ok(Buffer.byteLength(e.data) <= LOG_ENTRY_MAX_BYTES && LogEntry.safeParse(e).success, `${Buffer.byteLength(e.data)} bytes`);
+  assert.equal(all.map((e) => e.data).join(''), text);
+  assert.deepEqual(
+    all.map((e) => e.seq),
+    all.map((_, i) => i),
+  );
+  assert.deepEqual(splitUtf8('😀😀', 4), ['😀', '😀']);
+  assert.deepEqual(splitUtf8('short'), ['short']);
+});
+
+test('the coordinator says the budget is spent (truncated): the shipper stops sending', async () => {
+  const sent: LogEntry[][] = [];
+  const s = new LogShipper({
+    send: async (entries) => {
+      sent.push(entries);
+      return { accepted: 0, cancel: false, truncated: true };
+    },
+    onCancel: () => {},
+    isGone: () => false,
+    clock: systemClock,
+    logger: silentLogger,
+  });
+  s.push('stdout', 'a');
+  await s.flush();
+  s.push('stdout', 'b');
+  await s.close(Date.now() + 2000);
+  assert.equal(sent.length, 1);
+  assert.equal(s.metrics.logsTruncated, true);
+});
+
+test('a batch the coordinator refuses (400) is dropped, not retried forever; 410 stops the shipper', async () => {
+  let calls = 0;
+  const refuse = (status: number) =>
+    new LogShipper({
+      send: async () => {
+        calls++;
+        throw new CoordinatorApiError(status, status === 410 ? 'GONE' : 'REQUEST_INVALID', 'no');
+      },
+      onCancel: () => {},
+      isGone,
+      clock: systemClock,
+      logger: silentLogger,
+    });
+  const bad = refuse(400);
+  bad.push('stdout', 'x');
+  await bad.close(Date.now() + 5000);
+  assert.equal(calls, 1);
+  calls = 0;
+  const gone = refuse(410);
+  gone.push('stdout', 'x');
+  await gone.flush();
+  gone.push('stdout', 'y');
+  await gone.close(Date.now() + 5000);
+  assert.equal(calls, 1);
 });

@@ -1,7 +1,7 @@
 /** How jobs, attempts, events and log entries look in a terminal. */
 import type { AttemptView, EventView, GetJobResponse, JobLogEntry, JobView } from '@gpux/protocol';
 import type { Io } from './context.js';
-import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime } from './output.js';
+import { type Column, escapeControl, formatAge, formatDuration, formatKeyValues, formatTable, formatTime } from './output.js';
 
 const gpus = (job: JobView) => {
   const g = job.spec.resources.gpu;
@@ -44,7 +44,7 @@ const eventColumns: Column<EventView>[] = [
   { header: 'DATA', value: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : null) },
 ];
 
-export function formatJobDetail({ job, attempts, events }: GetJobResponse): string {
+export function formatJobDetail({ job, attempts, events, moreEventsBefore, nodeEventsElided }: GetJobResponse): string {
   const spec = job.spec;
   const parts = [
     formatKeyValues([
@@ -65,18 +65,29 @@ export function formatJobDetail({ job, attempts, events }: GetJobResponse): stri
   ];
   if (attempts.length) parts.push(formatTable(attempts, attemptColumns));
   if (events.length) parts.push(formatTable(events, eventColumns));
+  const notes: string[] = [];
+  if (nodeEventsElided) notes.push(`${nodeEventsElided} image-pull event(s) left out`);
+  if (moreEventsBefore !== null && moreEventsBefore !== undefined) notes.push(`older events: gpux job get ${job.id} --events-before ${moreEventsBefore}`);
+  if (notes.length) parts.push(`${notes.join('\n')}\n`);
   return parts.join('\n');
 }
 
-/** stdout entries to stdout, stderr entries to stderr, as raw chunks; system messages are whole lines, marked. */
+/**
+ * stdout entries to stdout, stderr entries to stderr, as raw chunks (they are the job's own output, for a
+ * file or a pipe); system messages come from the node or the coordinator, not the job: whole lines, marked,
+ * control characters escaped.
+ */
 export function writeLogEntry(io: Io, entry: JobLogEntry): void {
   if (entry.stream === 'stdout') io.out.write(entry.data);
   else if (entry.stream === 'stderr') io.err.write(entry.data);
-  else io.err.write(`[gpux] ${entry.data.endsWith('\n') ? entry.data : `${entry.data}\n`}`);
+  else {
+    const text = escapeControl(entry.data.replace(/\n$/, ''));
+    io.err.write(text.startsWith('[gpux] ') ? `${text}\n` : `[gpux] ${text}\n`);
+  }
 }
 
 export function summarizeJob(job: JobView): string {
   const duration = took(job.startedAt, job.finishedAt);
-  const tail = [duration ? `in ${duration}` : null, job.exitCode !== null ? `exit code ${job.exitCode}` : null, job.error ? `error: ${job.error}` : null].filter(Boolean);
+  const tail = [duration ? `in ${duration}` : null, job.exitCode !== null ? `exit code ${job.exitCode}` : null, job.error ? `error: ${escapeControl(job.error)}` : null].filter(Boolean);
   return `job ${job.id} ${job.state}${tail.length ? ` (${tail.join(', ')})` : ''}`;
 }

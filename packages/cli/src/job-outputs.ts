@@ -2,8 +2,12 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { type OutputFile, outputRootDigest } from '@gpux/protocol';
+import { CONTROL_CHARS, type OutputFile, outputRootDigest } from '@gpux/protocol';
 import { CliError } from './errors.js';
+import { escapeControl } from './output.js';
+
+/** A node-chosen path as it may appear in a message: quoted, control characters escaped. */
+const shown = (path: string) => `"${escapeControl(path)}"`;
 
 export interface WrittenOutputs {
   written: { path: string; size: number; target: string }[];
@@ -15,8 +19,9 @@ export interface WrittenOutputs {
 export function safeTarget(root: string, path: string): string {
   const target = resolve(root, path);
   const rel = relative(root, target);
+  if (CONTROL_CHARS.test(path)) throw new CliError(`refusing to write output ${shown(path)}: its name has control characters`);
   if (path.includes('\0') || isAbsolute(path) || rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new CliError(`refusing to write output "${path}": it would land outside ${root}`);
+    throw new CliError(`refusing to write output ${shown(path)}: it would land outside ${root}`);
   }
   return target;
 }
@@ -38,13 +43,13 @@ export function writeOutputs(outDir: string, outputs: readonly OutputFile[]): Wr
     const data = Buffer.from(file.content, 'base64');
     const sha256 = createHash('sha256').update(data).digest('hex');
     if (sha256 !== file.sha256 || data.length !== file.size) {
-      throw new CliError(`output "${file.path}" is corrupt: expected ${file.size} bytes with sha256 ${file.sha256}, got ${data.length} bytes with sha256 ${sha256}`);
+      throw new CliError(`output ${shown(file.path)} is corrupt: expected ${file.size} bytes with sha256 ${file.sha256}, got ${data.length} bytes with sha256 ${sha256}`);
     }
     mkdirSync(dirname(target), { recursive: true });
     // A symlink planted inside the output dir must not carry the write outside it.
     const parent = realpathSync(dirname(target));
-    if (parent !== root && !parent.startsWith(root + sep)) throw new CliError(`refusing to write output "${file.path}": ${dirname(target)} leads outside ${root}`);
-    if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) throw new CliError(`refusing to write output "${file.path}": ${target} is a symbolic link`);
+    if (parent !== root && !parent.startsWith(root + sep)) throw new CliError(`refusing to write output ${shown(file.path)}: ${escapeControl(dirname(target))} leads outside ${root}`);
+    if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) throw new CliError(`refusing to write output ${shown(file.path)}: ${escapeControl(target)} is a symbolic link`);
     writeFileSync(target, data);
     result.written.push({ path: file.path, size: data.length, target });
   }

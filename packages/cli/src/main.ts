@@ -6,6 +6,7 @@ import { registerJob } from './commands/job.js';
 import { registerMarket } from './commands/market.js';
 import { registerNode } from './commands/node.js';
 import { registerPayout } from './commands/payout.js';
+import { registerToken } from './commands/token.js';
 import { registerWallet } from './commands/wallet.js';
 import { type Io, processIo } from './context.js';
 import { EXIT_USAGE, reportError } from './errors.js';
@@ -28,6 +29,7 @@ export function buildProgram(io: Io): Command {
   registerWallet(program, io);
   registerMarket(program, io);
   registerPayout(program, io);
+  registerToken(program, io);
   return program;
 }
 

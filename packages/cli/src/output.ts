@@ -6,7 +6,21 @@ export interface Column<T> {
   align?: 'left' | 'right';
 }
 
-const cell = (v: string | number | null | undefined): string => (v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s*\n\s*/g, ' '));
+/**
+ * Control characters (C0, DEL, C1) and the marks that reorder or break a terminal line (bidi overrides and
+ * isolates, line/paragraph separators) as visible escapes: a node-chosen string (a file name, an error, a
+ * hostname, a label, event data) must never move the cursor, recolour the terminal or hide text.
+ */
+export function escapeControl(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** One table or key-value cell: newlines folded to spaces, every other control character escaped. */
+const cell = (v: string | number | null | undefined): string => (v === null || v === undefined || v === '' ? '-' : escapeControl(String(v).replace(/\s*\n\s*/g, ' ')));
 
 /** Columns padded to their widest cell, two spaces apart, no trailing spaces. */
 export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {

@@ -1,5 +1,5 @@
 /** The CLI profile ($GPUX_HOME/profile.json, mode 0600) and how flags and env override it. */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from './errors.js';
@@ -19,11 +19,12 @@ export function gpuxHome(env: Env): string {
 
 export const profilePath = (env: Env): string => join(gpuxHome(env), 'profile.json');
 
-/** The saved profile, or an empty one when there is none yet. */
+/** The saved profile, or an empty one when there is none yet. A profile found readable by others is made 0600 first. */
 export function readProfile(env: Env): Profile {
   const path = profilePath(env);
   let text: string;
   try {
+    privateFile(path);
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
@@ -48,12 +49,26 @@ export function readProfile(env: Env): Profile {
 export function writeProfile(env: Env, profile: Profile): string {
   const dir = gpuxHome(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  privateDir(dir);
   const path = profilePath(env);
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600); // the umask may have narrowed it; never widen beyond 0600 either
   renameSync(tmp, path);
   return path;
+}
+
+/** The profile holds bearer tokens: never readable by other local users (an older one may have been written 0644). */
+function privateFile(path: string): void {
+  const st = statSync(path); // ENOENT: no profile yet, handled by the caller
+  if ((st.mode & 0o077) !== 0 && process.getuid?.() === st.uid) chmodSync(path, 0o600);
+}
+
+/** GPUX_HOME to 0700 when this user owns it and it is no shared (sticky) dir; left alone otherwise. */
+function privateDir(dir: string): void {
+  const st = statSync(dir);
+  if ((st.mode & 0o077) === 0 || (st.mode & 0o1000) !== 0 || process.getuid?.() !== st.uid) return;
+  chmodSync(dir, 0o700);
 }
 
 export interface ConnectionFlags {

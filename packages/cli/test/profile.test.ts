@@ -1,6 +1,6 @@
 /** The CLI profile: read/write, file mode, and flag > env > profile precedence. */
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CliError } from '../src/errors.js';
@@ -31,6 +31,18 @@ describe('profile file', () => {
     writeProfile(env, { url: 'http://other:1' });
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.deepEqual(readProfile(env), { url: 'http://other:1' });
+  });
+
+  test('an existing profile or GPUX_HOME open to other users is tightened (0600 on read, 0700 on write)', (t) => {
+    const home = join(tempDir(t), 'home');
+    const env = { GPUX_HOME: home };
+    const path = writeProfile(env, { token: 'gpux_b' });
+    chmodSync(path, 0o644);
+    chmodSync(home, 0o755);
+    assert.deepEqual(readProfile(env), { token: 'gpux_b' });
+    assert.equal(statSync(path).mode & 0o777, 0o600, 'fixed on read');
+    writeProfile(env, { token: 'gpux_c' });
+    assert.equal(statSync(home).mode & 0o777, 0o700, 'fixed on write');
   });
 
   test('a broken profile is a clear error', (t) => {

@@ -1,15 +1,18 @@
 /** buildApp: the Fastify instance with every /v1 route, system routes, error mapping and request metrics. */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { installJsonParser } from './http/body-parser.js';
+import { clientErrorHandler, frameworkErrors } from './http/client-errors.js';
 import { mountDashboard } from './http/dashboard.js';
 import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
+import { mountEnrollmentRoutes } from './http/routes-enrollment.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
 import { mountMarketRoutes } from './http/routes-market.js';
 import { mountOperatorRoutes } from './http/routes-operator.js';
 import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
+import { installSecurityHeaders } from './http/security-headers.js';
 import { type CoordinatorDeps, createRuntime, type Runtime } from './runtime.js';
 
 export type AppDeps = CoordinatorDeps & {
@@ -30,9 +33,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Close must not wait for keep-alive sockets that never send another request (long-polls are ended
     // first; an agent whose in-flight call is cut retries it, and every agent call is idempotent).
     forceCloseConnections: true,
+    // Requests the HTTP parser refuses get the API's error body too (issue 10: every refusal has a code).
+    clientErrorHandler,
+    frameworkErrors,
   }) as unknown as FastifyInstance;
   installJsonParser(app);
   installErrorHandlers(app);
+  installSecurityHeaders(app);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     rt.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -41,6 +48,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountSystemRoutes(app, rt);
   mountBuyerRoutes(app, rt);
   mountOperatorRoutes(app, rt);
+  mountEnrollmentRoutes(app, rt);
   mountAgentRoutes(app, rt);
   mountExplainRoutes(app, rt);
   mountStatsRoutes(app, rt);

@@ -25,6 +25,8 @@ export interface CoordinatorConfig {
   schedulePassIntervalMs: number;
   /** GPUX_SCHEDULE_BATCH. Queued jobs taken per scheduling pass. Default 1000. */
   scheduleBatchSize: number;
+  /** GPUX_MAX_QUEUED_PER_BUYER. Most queued jobs one buyer may have; beyond it a submit gets 429 LIMIT_EXCEEDED (operators are exempt). Default 10000. */
+  maxQueuedPerBuyer: number;
   /** GPUX_EXPIRY_PASS_MS. Period of the node-offline and lease-expiry pass. Default 1000. */
   expiryPassIntervalMs: number;
   /** GPUX_BODY_LIMIT_BYTES. Largest request body. Default 4 MiB. */
@@ -56,8 +58,42 @@ export interface CoordinatorConfig {
   settleChunkMs: number;
   /** GPUX_UNBOND_DELAY_MS. Unbonded stake returns after this long. Default 14 days (the 7-day dispute window + 7 days). */
   unbondDelayMs: number;
+  /**
+   * GPUX_CANCEL_GRACE_MS. After a running job's cancel is requested, how long its node has to stop it: the
+   * attempt is charged up to the cancel plus this, then ends as cancelled even if the node never answers.
+   * Default 30000 (30 s).
+   */
+  cancelGraceMs: number;
+  /**
+   * GPUX_QUEUE_TIMEOUT_S. Longest a job waits queued (from submission, or from its last requeue) before it
+   * fails with the reason and its escrow returns, when its spec sets no queueTimeoutSeconds. Default 86400 (1 day).
+   */
+  queueTimeoutSeconds: number;
   /** GPUX_DEV_MINT. `1`: any account may mint test funds to itself (a dev network). Default off. */
   devMint: boolean;
+  /**
+   * GPUX_METRICS. Who may read GET /metrics: `operator` (an operator bearer token, or the metrics token below)
+   * or `open` (anyone who reaches the port: only behind a firewall or a separate scrape network). Default operator.
+   */
+  metrics: 'operator' | 'open';
+  /** GPUX_METRICS_TOKEN. A secret (16+ characters) that reads /metrics and nothing else, for a scraper. Default none. */
+  metricsToken: string | null;
+  /** GPUX_ATTEMPT_LOG_MAX_BYTES. Log bytes one attempt may store; past it one marker entry says what was dropped. Default 64 MiB. */
+  attemptLogMaxBytes: number;
+  /** GPUX_ATTEMPT_LOG_MAX_ENTRIES. Log entries one attempt may store (same marker). Default 200000. */
+  attemptLogMaxEntries: number;
+  /** GPUX_ATTEMPT_MAX_EVENTS. Job events (image pulls) one attempt may report; later ones are dropped. Default 1000. */
+  attemptMaxEvents: number;
+  /** GPUX_LOG_PAGE_MAX_BYTES. Log data in one GET /v1/jobs/:id/logs page (at least one entry). Default 1 MiB. */
+  logPageMaxBytes: number;
+  /** GPUX_LOG_POLLS_PER_TOKEN. Concurrent log long-polls (waitMs > 0) per bearer token; more: 429 LIMIT_EXCEEDED. Default 32. */
+  logPollsPerToken: number;
+  /** GPUX_WORK_POLLS_PER_NODE. Concurrent work long-polls per node; more: 429 LIMIT_EXCEEDED. Default 2. */
+  workPollsPerNode: number;
+  /** GPUX_REGISTER_RATE_PER_MIN. Node registrations (new or again) per provider account per minute; a burst of as many is allowed. Default 30. */
+  registerRatePerMin: number;
+  /** GPUX_MAX_NODES_PER_PROVIDER. Live nodes one provider account may register. Default 1000. */
+  maxNodesPerProvider: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -100,6 +136,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'nodeOfflineAfterMs',
     'schedulePassIntervalMs',
     'scheduleBatchSize',
+    'maxQueuedPerBuyer',
     'expiryPassIntervalMs',
     'bodyLimitBytes',
     'resultBodyLimitBytes',
@@ -110,6 +147,16 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'marketMaxStepBps',
     'settleChunkMs',
     'unbondDelayMs',
+    'cancelGraceMs',
+    'queueTimeoutSeconds',
+    'attemptLogMaxBytes',
+    'attemptLogMaxEntries',
+    'attemptMaxEvents',
+    'logPageMaxBytes',
+    'logPollsPerToken',
+    'workPollsPerNode',
+    'registerRatePerMin',
+    'maxNodesPerProvider',
   ];
   for (const k of positive) {
     const v = c[k];
@@ -148,6 +195,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     nodeOfflineAfterMs: offlineEnv ?? 3 * heartbeatIntervalMs,
     schedulePassIntervalMs: int(env, 'GPUX_SCHEDULE_PASS_MS', 1) ?? 250,
     scheduleBatchSize: int(env, 'GPUX_SCHEDULE_BATCH', 1, 100_000) ?? 1000,
+    maxQueuedPerBuyer: int(env, 'GPUX_MAX_QUEUED_PER_BUYER', 1, 10_000_000) ?? 10_000,
     expiryPassIntervalMs: int(env, 'GPUX_EXPIRY_PASS_MS', 1) ?? 1000,
     bodyLimitBytes: int(env, 'GPUX_BODY_LIMIT_BYTES', 1024) ?? 4 * 1024 * 1024,
     resultBodyLimitBytes: int(env, 'GPUX_RESULT_BODY_LIMIT_BYTES', 1024) ?? 16 * 1024 * 1024,
@@ -162,10 +210,36 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     marketMaxStepBps: int(env, 'GPUX_MARKET_MAX_STEP_BPS', 1, 5000) ?? 1250,
     settleChunkMs: int(env, 'GPUX_SETTLE_CHUNK_MS', 1) ?? 5 * 60_000,
     unbondDelayMs: int(env, 'GPUX_UNBOND_DELAY_MS', 1) ?? 14 * 24 * 3_600_000,
+    cancelGraceMs: int(env, 'GPUX_CANCEL_GRACE_MS', 1, 24 * 3_600_000) ?? 30_000,
     devMint: bool(env, 'GPUX_DEV_MINT', ['1', '0']) ?? false,
+    metrics: metricsAccess(env),
+    metricsToken: metricsToken(env),
+    queueTimeoutSeconds: int(env, 'GPUX_QUEUE_TIMEOUT_S', 1, 30 * 24 * 3600) ?? 86_400,
+    attemptLogMaxBytes: int(env, 'GPUX_ATTEMPT_LOG_MAX_BYTES', 1024, 2 ** 40) ?? 64 * 1024 * 1024,
+    attemptLogMaxEntries: int(env, 'GPUX_ATTEMPT_LOG_MAX_ENTRIES', 1, 1e9) ?? 200_000,
+    attemptMaxEvents: int(env, 'GPUX_ATTEMPT_MAX_EVENTS', 1, 1e6) ?? 1000,
+    logPageMaxBytes: int(env, 'GPUX_LOG_PAGE_MAX_BYTES', 64 * 1024, 256 * 1024 * 1024) ?? 1024 * 1024,
+    logPollsPerToken: int(env, 'GPUX_LOG_POLLS_PER_TOKEN', 1, 100_000) ?? 32,
+    workPollsPerNode: int(env, 'GPUX_WORK_POLLS_PER_NODE', 1, 1000) ?? 2,
+    registerRatePerMin: int(env, 'GPUX_REGISTER_RATE_PER_MIN', 1, 1_000_000) ?? 30,
+    maxNodesPerProvider: int(env, 'GPUX_MAX_NODES_PER_PROVIDER', 1, 10_000_000) ?? 1000,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   return check({ ...c, ...withoutUndefined(overrides) });
+}
+
+function metricsAccess(env: Env): 'operator' | 'open' {
+  const v = str(env, 'GPUX_METRICS')?.toLowerCase();
+  if (v === undefined || v === 'operator') return 'operator';
+  if (v === 'open') return 'open';
+  return invalid('GPUX_METRICS', v, 'operator or open');
+}
+
+function metricsToken(env: Env): string | null {
+  const v = str(env, 'GPUX_METRICS_TOKEN');
+  if (v === undefined) return null;
+  if (v.length < 16 || /\s/.test(v)) invalid('GPUX_METRICS_TOKEN', '<hidden>', 'a secret of at least 16 characters without spaces');
+  return v;
 }
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {

@@ -5,5 +5,5 @@ export { createLogger } from './logger.js';
 export { cryptoRandom } from './random.js';
 export type { CoordinatorDeps } from './runtime.js';
 export { type RunningCoordinator, type StartOptions, startCoordinator } from './start.js';
-export { hashToken, issueToken } from './tokens.js';
+export { hashToken, issueEnrollment, issueToken } from './tokens.js';
 export * from './store/index.js';

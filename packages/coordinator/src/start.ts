@@ -46,7 +46,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
   const clock = opts.clock ?? systemClock;
   const random = opts.random ?? cryptoRandom;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const store = opts.store ?? (await openStore(config.db));
+  const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message) }));
   const ownsStore = opts.store === undefined;
   try {
     await store.migrate();

@@ -62,6 +62,8 @@ export function nodeView(n: NodeRecord, index: CapacityIndex): NodeView {
     gpusBusy: usage.gpusBusy,
     activeAttempts: usage.activeAttempts,
     providerId: n.providerId,
+    enrollmentId: n.enrollmentId ?? null,
+    removedAt: n.removedAt ?? null,
     registeredAt: n.registeredAt,
     lastHeartbeatAt: n.lastHeartbeatAt,
   };

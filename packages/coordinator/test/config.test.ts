@@ -20,6 +20,7 @@ describe('loadCoordinatorConfig', () => {
     assert.equal(c.nodeOfflineAfterMs, 15000);
     assert.equal(c.schedulePassIntervalMs, 250);
     assert.equal(c.scheduleBatchSize, 1000);
+    assert.equal(c.maxQueuedPerBuyer, 10_000);
     assert.equal(c.expiryPassIntervalMs, 1000);
     assert.equal(c.bodyLimitBytes, 4 * 1024 * 1024);
     assert.equal(c.resultBodyLimitBytes, 16 * 1024 * 1024);
@@ -47,7 +48,15 @@ describe('loadCoordinatorConfig', () => {
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.publicUrl, 'https://gpux.example.org');
     assert.equal(c.scheduleBatchSize, 50);
+    assert.equal(loadCoordinatorConfig({ GPUX_MAX_QUEUED_PER_BUYER: '25' }).maxQueuedPerBuyer, 25);
+    assert.throws(() => loadCoordinatorConfig({ GPUX_MAX_QUEUED_PER_BUYER: '0' }), /GPUX_MAX_QUEUED_PER_BUYER/);
     assert.equal(loadCoordinatorConfig({ GPUX_DB: 'postgres://u:p@db:5432/gpux' }).db, 'postgres://u:p@db:5432/gpux');
+    assert.equal(loadCoordinatorConfig({}).queueTimeoutSeconds, 86_400);
+    assert.equal(loadCoordinatorConfig({ GPUX_QUEUE_TIMEOUT_S: '600' }).queueTimeoutSeconds, 600);
+    assert.throws(() => loadCoordinatorConfig({ GPUX_QUEUE_TIMEOUT_S: '0' }), /GPUX_QUEUE_TIMEOUT_S/);
+    assert.equal(loadCoordinatorConfig({}).cancelGraceMs, 30_000);
+    assert.equal(loadCoordinatorConfig({ GPUX_CANCEL_GRACE_MS: '5000' }).cancelGraceMs, 5000);
+    assert.throws(() => loadCoordinatorConfig({ GPUX_CANCEL_GRACE_MS: '0' }), /GPUX_CANCEL_GRACE_MS/);
   });
 
   test('overrides win over the environment; derived defaults follow them', () => {
@@ -82,6 +91,36 @@ describe('loadCoordinatorConfig', () => {
   test('bad overrides are rejected too', () => {
     assert.throws(() => loadCoordinatorConfig(env, { port: -1 }), /port/);
     assert.throws(() => loadCoordinatorConfig(env, { scheduleBatchSize: 0 }), /scheduleBatchSize/);
+  });
+
+  test('attempt write budgets, log pages and long-poll caps (issue 10 items 5, 10): defaults, environment, bounds', () => {
+    const d = loadCoordinatorConfig(env);
+    assert.deepEqual(
+      [d.attemptLogMaxBytes, d.attemptLogMaxEntries, d.attemptMaxEvents, d.logPageMaxBytes, d.logPollsPerToken, d.workPollsPerNode],
+      [64 * 1024 * 1024, 200_000, 1000, 1024 * 1024, 32, 2],
+    );
+    const c = loadCoordinatorConfig({
+      ...env,
+      GPUX_ATTEMPT_LOG_MAX_BYTES: '1048576',
+      GPUX_ATTEMPT_LOG_MAX_ENTRIES: '500',
+      GPUX_ATTEMPT_MAX_EVENTS: '20',
+      GPUX_LOG_PAGE_MAX_BYTES: '65536',
+      GPUX_LOG_POLLS_PER_TOKEN: '4',
+      GPUX_WORK_POLLS_PER_NODE: '1',
+    });
+    assert.deepEqual([c.attemptLogMaxBytes, c.attemptLogMaxEntries, c.attemptMaxEvents, c.logPageMaxBytes, c.logPollsPerToken, c.workPollsPerNode], [1048576, 500, 20, 65536, 4, 1]);
+    assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_LOG_PAGE_MAX_BYTES: '1000' }), /GPUX_LOG_PAGE_MAX_BYTES.*from 65536/);
+    assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_WORK_POLLS_PER_NODE: '0' }), /GPUX_WORK_POLLS_PER_NODE/);
+    assert.throws(() => loadCoordinatorConfig(env, { logPollsPerToken: 0 }), /logPollsPerToken/);
+  });
+
+  test('node registrations per provider (issue 10 item 2): defaults, environment, bounds', () => {
+    const d = loadCoordinatorConfig(env);
+    assert.deepEqual([d.registerRatePerMin, d.maxNodesPerProvider], [30, 1000]);
+    const c = loadCoordinatorConfig({ ...env, GPUX_REGISTER_RATE_PER_MIN: '5', GPUX_MAX_NODES_PER_PROVIDER: '20' });
+    assert.deepEqual([c.registerRatePerMin, c.maxNodesPerProvider], [5, 20]);
+    assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_REGISTER_RATE_PER_MIN: '0' }), /GPUX_REGISTER_RATE_PER_MIN/);
+    assert.throws(() => loadCoordinatorConfig(env, { maxNodesPerProvider: 0 }), /maxNodesPerProvider/);
   });
 });
 

@@ -65,7 +65,7 @@ describe('lease expiry and retry', () => {
     const done = await call(h.url, 'GET', `/v1/jobs/${jobId}`, { token: buyer });
     assert.equal(done.body.job.state, 'succeeded');
 
-    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    const metrics = await (await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${h.operator}` } })).text();
     assert.match(metrics, /gpux_lease_expiries_total 1/);
     assert.match(metrics, /gpux_attempts_finished_total\{outcome="lost"\} 1/);
   });

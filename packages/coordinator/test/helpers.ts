@@ -1,4 +1,9 @@
-/** Test helpers: a real coordinator on 127.0.0.1:0 over SQLite in a temp dir, an HTTP client, a signed fake agent. */
+/**
+ * Test helpers: a real coordinator on 127.0.0.1:0 over SQLite in a temp dir, an HTTP client, a signed fake
+ * agent. Every harness has a provider account (`provider`, its bearer token) with an enrollment token
+ * (`enrollment`) that TestAgents of the harness's URL register with unless told otherwise.
+ */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +21,7 @@ import {
 } from '@gpux/protocol';
 import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js';
 import { type RunningCoordinator, type StartOptions, startCoordinator } from '../src/start.js';
-import { issueToken } from '../src/tokens.js';
+import { ENROLLMENT_TOKEN_PREFIX, issueEnrollment, issueToken } from '../src/tokens.js';
 import { cryptoRandom } from '../src/random.js';
 
 export interface Harness {
@@ -24,6 +29,11 @@ export interface Harness {
   coord: RunningCoordinator;
   url: string;
   operator: string;
+  /** Bearer token of the harness's provider account (owns the TestAgents' nodes; stakes them). */
+  provider: string;
+  providerId: string;
+  /** An enrollment token of the provider: TestAgents of this harness register with it by default. */
+  enrollment: string;
   /** A fresh buyer token each call. */
   buyer(): Promise<string>;
   /** Close and start again on the same database file. */
@@ -33,19 +43,25 @@ export interface Harness {
 
 export async function startHarness(overrides: Partial<CoordinatorConfig> = {}, opts: StartOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
-  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, ...overrides });
+  // Tests register many fake nodes from one provider: the per-provider rate is lifted unless a test sets it.
+  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, registerRatePerMin: 1_000_000, ...overrides });
   const h: Harness = {
     dir,
     coord: await startCoordinator(config, opts),
     url: '',
     operator: '',
+    provider: '',
+    providerId: '',
+    enrollment: '',
     buyer: async () => (await issueToken(h.coord.store, { role: 'buyer', name: 'buyer' }, systemClock, cryptoRandom)).token,
     restart: async () => {
       await h.coord.close();
       h.coord = await startCoordinator({ ...config, port: h.coord.port }, opts);
       h.url = h.coord.url;
+      defaultEnrollments.set(h.url, h.enrollment);
     },
     close: async () => {
+      defaultEnrollments.delete(h.url);
       await h.coord.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -53,7 +69,32 @@ export async function startHarness(overrides: Partial<CoordinatorConfig> = {}, o
   h.url = h.coord.url;
   assert(h.coord.bootstrapOperatorToken, 'a fresh database gets a bootstrap operator token');
   h.operator = h.coord.bootstrapOperatorToken;
+  const provider = await issueToken(h.coord.store, { role: 'buyer', name: 'provider' }, systemClock, cryptoRandom);
+  h.provider = provider.token;
+  h.providerId = provider.accountId;
+  h.enrollment = (await issueEnrollment(h.coord.store, { accountId: provider.accountId, name: 'test-nodes' }, systemClock, cryptoRandom)).token;
+  defaultEnrollments.set(h.url, h.enrollment);
   return h;
+}
+
+/** The enrollment token TestAgents use by default, by coordinator URL (set by startHarness). */
+const defaultEnrollments = new Map<string, string>();
+/** Enrollment tokens made for bearer tokens passed to TestAgent.register, by URL and bearer token. */
+const enrollmentsByBearer = new Map<string, Promise<string>>();
+
+/**
+ * An enrollment token for `token`: itself when it is one; for a bearer token, an enrollment of that
+ * token's account (made once through the API); anything else is sent as given (and refused).
+ */
+export function enrollmentFor(url: string, token: string): Promise<string> {
+  if (token.startsWith(ENROLLMENT_TOKEN_PREFIX)) return Promise.resolve(token);
+  const key = `${url} ${token}`;
+  let p = enrollmentsByBearer.get(key);
+  if (!p) {
+    p = call(url, 'POST', '/v1/enrollments', { token, body: { name: 'test-agent' } }).then((r) => (r.status === 201 ? (r.body.token as string) : token));
+    enrollmentsByBearer.set(key, p);
+  }
+  return p;
 }
 
 function assert(v: unknown, msg: string): asserts v {
@@ -90,6 +131,8 @@ export async function call(
 export const spec = (over: Partial<JobSpecInput> = {}): JobSpecInput => ({ name: 'hello', image: 'busybox:1.36', command: ['echo', 'hi'], ...over });
 
 export function gpuAd(hostname = 'node-a', gpus = 1): NodeAdvertisementInput {
+  // Unique uuids per advertisement: a GPU uuid is one device, and another provider's node may not claim it.
+  const serial = randomBytes(4).toString('hex');
   return {
     hostname,
     agentVersion: '0.0.0-test',
@@ -97,7 +140,7 @@ export function gpuAd(hostname = 'node-a', gpus = 1): NodeAdvertisementInput {
     arch: 'x64',
     cpuCores: 8,
     memoryMb: 32768,
-    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${hostname}-${i}`, vendor: 'nvidia' as const, model: 'NVIDIA H100 80GB HBM3', vramMb: 81920 })),
+    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${hostname}-${i}-${serial}`, vendor: 'nvidia' as const, model: 'NVIDIA H100 80GB HBM3', vramMb: 81920 })),
     docker: { available: false },
     executors: ['process'],
   };
@@ -118,10 +161,14 @@ export interface SignOpts {
 export class TestAgent {
   readonly keys = generateNodeKeyPair();
   readonly nodeId = nodeIdFromPublicKey(this.keys.publicKey);
+  /** What register() sends as enrollmentToken by default: the harness's enrollment for this URL. */
+  enrollmentToken: string | undefined;
   constructor(
     public url: string,
     readonly ad: NodeAdvertisementInput = gpuAd(),
-  ) {}
+  ) {
+    this.enrollmentToken = defaultEnrollments.get(url);
+  }
 
   async request(method: 'GET' | 'POST', path: string, body?: unknown, o: SignOpts = {}): Promise<Res> {
     const raw = body === undefined ? '' : JSON.stringify(body);
@@ -135,8 +182,13 @@ export class TestAgent {
     return call(this.url, method, path, { headers: sig, ...(sent !== '' ? { raw: sent } : {}) });
   }
 
-  register(o?: SignOpts, providerToken?: string) {
-    return this.request('POST', '/v1/agent/register', { publicKey: this.keys.publicKey, advertisement: this.ad, ...(providerToken ? { providerToken } : {}) }, o);
+  /**
+   * Register with `token` (an enrollment token, or a provider's bearer token, for which an enrollment of
+   * that account is made first), else with this agent's enrollmentToken.
+   */
+  async register(o?: SignOpts, token?: string) {
+    const enrollmentToken = token !== undefined ? await enrollmentFor(this.url, token) : this.enrollmentToken;
+    return this.request('POST', '/v1/agent/register', { publicKey: this.keys.publicKey, advertisement: this.ad, ...(enrollmentToken ? { enrollmentToken } : {}) }, o);
   }
   heartbeat(activeAttemptIds: string[] = [], o?: SignOpts) {
     return this.request('POST', '/v1/agent/heartbeat', { activeAttemptIds }, o);

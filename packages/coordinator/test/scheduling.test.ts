@@ -97,3 +97,32 @@ describe('scheduling in the coordinator', () => {
     await waitFor(async () => WorkResponse.parse((await agent.work(2000)).body).assignments.find((x) => x.jobId === id), 'the job on the uncordoned node');
   });
 });
+
+describe('the capacity index follows the store when a node goes offline (issue 10 item 3)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ heartbeatIntervalMs: 100, nodeOfflineAfterMs: 400, expiryPassIntervalMs: 50 });
+  });
+  after(() => h.close());
+
+  test('a silent node is offline in the index at the next expiry pass, takes nothing, and comes back with a heartbeat', async () => {
+    const buyer = await h.buyer();
+    const agent = new TestAgent(h.url, gpuAd('silent-box', 1));
+    assert.equal((await agent.register()).status, 200);
+    await waitFor(
+      async () => GetNodeResponse.parse((await call(h.url, 'GET', `/v1/nodes/${agent.nodeId}`, { token: h.operator })).body).node.status === 'offline',
+      'the store marks the node offline',
+    );
+    const sub = await call(h.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: spec({ resources: { gpu: { count: 1 } } }) } });
+    const id = SubmitJobResponse.parse(sub.body).job.id;
+    const e = ExplainJobResponse.parse((await call(h.url, 'GET', `/v1/jobs/${id}/explain`, { token: buyer })).body);
+    assert.deepEqual(
+      e.filters.map((f) => [f.name, f.rejected]),
+      [['state', 1]],
+    );
+    assert.match(e.suggestions.join('\n'), /1 node is offline, cordoned or draining \(1 offline\)/);
+    assert.equal(WorkResponse.parse((await agent.work(200)).body).assignments.length, 0);
+    assert.equal((await agent.heartbeat()).status, 200);
+    await waitFor(async () => WorkResponse.parse((await agent.work(500)).body).assignments.find((x) => x.jobId === id), 'the job once the node is back');
+  });
+});

@@ -21,7 +21,7 @@ describe('system routes', () => {
   test('/metrics exposes the job-state gauge and request durations', async () => {
     const buyer = await h.buyer();
     await call(h.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: spec() } });
-    const res = await fetch(`${h.url}/metrics`);
+    const res = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${h.operator}` } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
     const text = await res.text();

@@ -24,6 +24,23 @@ export interface TokenRecord {
   accountId: string;
   name: string;
   createdAt: number;
+  /** The token is refused from this instant on (issue 10 item 14); null/absent: never. */
+  expiresAt?: number | null;
+  /** Set once when revoked; a revoked token is refused at once. */
+  revokedAt?: number | null;
+}
+
+/** A node enrollment token (hash only): it registers nodes for `accountId` and can do nothing else. */
+export interface EnrollmentRecord {
+  id: string;
+  hash: string;
+  accountId: string;
+  name: string;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  /** At most this many distinct nodes may register with it; null: only the per-provider cap. */
+  maxNodes: number | null;
 }
 
 export interface JobRecord extends JobView {
@@ -74,6 +91,10 @@ export interface NodeRecord {
   simulated: boolean;
   /** The account that owns the node: paid for its attempts, owner of its stake. */
   providerId: string | null;
+  /** The enrollment it last registered with (absent on nodes registered before enrollments existed). */
+  enrollmentId?: string | null;
+  /** Set when its enrollment was revoked with removeNodes: its signed requests are refused. */
+  removedAt?: number | null;
   registeredAt: number;
   lastHeartbeatAt: number;
 }
@@ -95,6 +116,8 @@ export interface NewJob {
   now: number;
   /** Set when the market runs: the store holds payment.held from the buyer's wallet in the same transaction. */
   payment?: JobPaymentRecord;
+  /** Most queued jobs the buyer may have, counting this one: beyond it the store throws LIMIT_EXCEEDED. Absent: no limit. */
+  maxQueued?: number;
 }
 
 /** One decision of the scheduling pass. */

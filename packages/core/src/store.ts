@@ -30,6 +30,7 @@ import type {
   Role,
   StoredLogEntry,
   TokenRecord,
+  EnrollmentRecord,
   TransitionDecider,
 } from './records.js';
 
@@ -45,6 +46,47 @@ export interface LostAttempt {
   nodeId: string;
   /** The job's state after the loss: queued (will retry), failed (out of retries) or cancelled. */
   jobState: JobState;
+  /** How the attempt ended: lost (absent: lost), or cancelled when its job's cancel grace ran out. */
+  outcome?: 'lost' | 'cancelled';
+}
+
+/** Store.failQueueTimeouts's question. `reason` runs before each job's transaction (it may be slow, never inside a write lock). */
+export interface QueueTimeoutInput {
+  now: number;
+  defaultTimeoutSeconds: number;
+  limit: number;
+  reason: (job: JobRecord, waitedSeconds: number) => string;
+}
+
+export interface RegisterNodeInput {
+  id: string;
+  publicKey: string;
+  advertisement: NodeAdvertisement;
+  now: number;
+  providerId?: string;
+  enrollment?: { id: string; maxProviderNodes: number };
+}
+
+/** What a node wrote into an attempt through the budgeted verbs (issue 10 item 5). */
+export interface AttemptWriteResult {
+  /** ok: written within the budget; gone: the attempt is no longer assigned/running (nothing stored); missing: no such attempt. */
+  status: 'ok' | 'gone' | 'missing';
+  /** New rows stored (repeats of a stored (attempt, seq) are neither stored nor counted). */
+  accepted: number;
+  /** Rows past the budget, not stored. */
+  dropped: number;
+  /** The budget is spent (by this write or before): later writes are dropped too. */
+  truncated: boolean;
+}
+
+/** One page of a job's history: its own events (state, money) and the node-reported ones in their range. */
+export interface JobHistoryPage {
+  /** Oldest first. */
+  events: EventRecord[];
+  /** Older events exist: read them with before = this; null on the oldest page. */
+  moreBefore: number | null;
+  /** Node-reported events in this page's range left out (more than the limit). */
+  nodeElided: number;
 }
 
 export interface Store {
@@ -57,11 +99,35 @@ export interface Store {
   createToken(token: TokenRecord): Promise<void>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
   countTokens(role?: Role): Promise<number>;
+  getToken(id: string): Promise<TokenRecord | undefined>;
+  /** Oldest first (by id), keyset-paginated; of one account or all. */
+  listTokens(q: { accountId?: string; limit: number; cursor?: string }): Promise<Page<TokenRecord>>;
+  /** Set revokedAt (kept when already revoked). undefined when there is no such token. */
+  revokeToken(id: string, now: number): Promise<TokenRecord | undefined>;
+
+  // ---- node enrollments (tokens that only register nodes) ----
+  createEnrollment(e: EnrollmentRecord): Promise<void>;
+  findEnrollmentByHash(hash: string): Promise<EnrollmentRecord | undefined>;
+  getEnrollment(id: string): Promise<EnrollmentRecord | undefined>;
+  /** Oldest first (by id), keyset-paginated, each with how many live (not removed) nodes registered with it. */
+  listEnrollments(q: { accountId?: string; limit: number; cursor?: string }): Promise<Page<EnrollmentRecord & { nodes: number }>>;
+  /**
+   * Revoke (revokedAt kept when already set). With removeNodes, every node registered with it and not yet
+   * removed gets removedAt = now and goes offline (event node.removed), and the leases of their active
+   * attempts are cut to expire (expireLeases then ends them as lost), in the same transaction. `nodes`: its
+   * live nodes after the call.
+   */
+  revokeEnrollment(id: string, now: number, removeNodes: boolean): Promise<{ enrollment: EnrollmentRecord; removedNodeIds: string[]; nodes: number } | undefined>;
+  /** Live (not removed) nodes of one provider account. */
+  countProviderNodes(providerId: string): Promise<number>;
+  /** Enrollments of the account that still register nodes: not revoked, not expired at `now`. */
+  countLiveEnrollments(accountId: string, now: number): Promise<number>;
 
   // ---- jobs ----
   /**
    * Insert a queued job and its `job.submitted` event in one transaction. When (buyerId, idempotencyKey)
-   * already exists, returns the existing job with created=false and writes nothing.
+   * already exists, returns the existing job with created=false and writes nothing. With job.maxQueued, a
+   * buyer who already has that many queued jobs gets GpuxError LIMIT_EXCEEDED and nothing is written or held.
    */
   submitJob(job: NewJob): Promise<{ job: JobRecord; created: boolean }>;
   getJob(id: string): Promise<JobRecord | undefined>;
@@ -73,9 +139,16 @@ export interface Store {
    * Cancel: a queued job becomes cancelled at once (stopAttemptIds empty). An assigned or running job
    * gets cancelRequested=true and stays in its state until its attempt ends; its active attempt ids are
    * returned. A finished job: throws GpuxError JOB_FINISHED. Unknown: JOB_NOT_FOUND.
+   * Its active attempts get stopBy = now + graceMs (default CANCEL_GRACE_MS; a repeated request keeps the
+   * first): they are charged only up to stopBy, no heartbeat leases them past it, and expireLeases then
+   * ends each still active as cancelled, whether or not its node answers.
    */
-  requestCancel(jobId: string, now: number): Promise<{ job: JobRecord; stopAttemptIds: string[] }>;
-  /** Queued jobs with runAfter null or <= now and no cancel request, oldest first (uses an index). */
+  requestCancel(jobId: string, now: number, graceMs?: number): Promise<{ job: JobRecord; stopAttemptIds: string[] }>;
+  /**
+   * Queued jobs with runAfter null or <= now and no cancel request, oldest first (uses an index). Both claims
+   * return each job's scheduling view: its spec with command, args, env, inputs and labels empty (the pass
+   * never reads them, and they are most of a large spec; specs never change, so getJob has them).
+   */
   claimQueued(now: number, limit: number): Promise<JobRecord[]>;
   /**
    * The fair-share claim (core scheduler/fairness.ts): queued jobs grouped into (buyer, priority class)
@@ -86,6 +159,13 @@ export interface Store {
   claimQueuedFair(now: number, limit: number, fromBuyer?: string): Promise<JobRecord[]>;
   /** A queued job's standing for explain (fairQueuePosition turns it into a position); undefined if not queued. */
   queueStanding(jobId: string, now: number): Promise<QueueStanding | undefined>;
+  /**
+   * Queue timeouts (issue 10 item 4): queued jobs past their queue deadline (when they entered the queue +
+   * spec.queueTimeoutSeconds, else `defaultTimeoutSeconds`) fail, each in its own transaction: state failed,
+   * `reason(job, waitedSeconds)` in job.error, events job.queue_timeout and job.failed, the escrow released
+   * to the buyer. At most `limit` jobs per call (the caller repeats while it gets `limit`); indexed.
+   */
+  failQueueTimeouts(q: QueueTimeoutInput): Promise<JobRecord[]>;
   /**
    * Write a scheduling pass in one transaction: per placement, insert the attempt (state assigned, lease),
    * move the job to assigned, bump attemptCount, set currentAttemptId, write `job.assigned`. A placement
@@ -118,17 +198,34 @@ export interface Store {
   // ---- logs ----
   /** Append entries; an entry whose (attemptId, seq) exists is ignored. Returns how many were new. */
   appendLogs(jobId: string, attemptId: string, entries: LogEntry[]): Promise<number>;
-  /** Entries with cursor > after, in cursor order. */
-  readLogs(jobId: string, after: number, limit: number): Promise<StoredLogEntry[]>;
+  /** Entries with cursor > after, in cursor order; at most `limit`, and at most `maxBytes` of data (but always one entry when there is one). */
+  readLogs(jobId: string, after: number, limit: number, maxBytes?: number): Promise<StoredLogEntry[]>;
+  /**
+   * A node's log batch under the attempt's budget, in one transaction with the attempt row locked (two
+   * concurrent batches cannot both pass the budget). Entries past maxBytes/maxEntries are dropped; the first
+   * overflow stores one `system` marker entry (seq `markerSeq`) whose text says what was dropped, updated on
+   * later overflows. Nothing is stored for an attempt that is not assigned/running (gone) or unknown (missing).
+   */
+  writeAttemptLogs(q: { attemptId: string; entries: LogEntry[]; maxBytes: number; maxEntries: number; markerSeq: number; now: number }): Promise<AttemptWriteResult>;
+  /**
+   * Node-reported job events under the attempt's budget (same transaction rule as writeAttemptLogs): past
+   * maxEvents they are dropped, and the first overflow writes one `attempt.events_dropped` event.
+   */
+  writeAttemptEvents(q: { attemptId: string; events: { type: string; at: number; data: Record<string, unknown> }[]; maxEvents: number; now: number }): Promise<AttemptWriteResult>;
   /** Append events an attempt reported (image pulls) to the job's history, in order, with attemptId in their data. Returns how many. */
   appendJobEvents(jobId: string, attemptId: string, events: { type: string; at: number; data: Record<string, unknown> }[]): Promise<number>;
 
   // ---- nodes ----
   /**
    * Insert or update (same id = same key) a node: status online, lastHeartbeatAt = now, event node.registered.
-   * providerId binds an unowned node to that account; a node owned by another account: FORBIDDEN.
+   * providerId binds an unowned node to that account; a node owned by another account: FORBIDDEN. With an
+   * enrollment (issue 10 item 2), checked in the same transaction with the enrollment row locked: a revoked
+   * or expired enrollment registers only a live node that is already its own (UNAUTHORIZED otherwise); a new
+   * node past the enrollment's maxNodes or the provider's maxProviderNodes is LIMIT_EXCEEDED; the node
+   * records the enrollment and a removed node is restored; and a GPU uuid that a live node of another
+   * provider advertises is CONFLICT (naming the uuid).
    */
-  registerNode(node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number; providerId?: string }): Promise<NodeRecord>;
+  registerNode(node: RegisterNodeInput): Promise<NodeRecord>;
   getNode(id: string): Promise<NodeRecord | undefined>;
   /** Ordered by id. */
   listNodes(q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<Page<NodeRecord>>;
@@ -227,5 +324,11 @@ export interface Store {
 
   // ---- history and counts ----
   listEvents(subject: 'job' | 'node', subjectId: string, limit: number): Promise<EventRecord[]>;
+  /**
+   * A page of a job's history, newest first by page: the newest `limit` events with seq < `before` that are
+   * not of `nodeTypes` (the job's state and money events, which node-reported ones cannot crowd out), and
+   * the newest `limit` events of `nodeTypes` in the same seq range.
+   */
+  listJobHistory(jobId: string, q: { before?: number; limit: number; nodeTypes: readonly string[] }): Promise<JobHistoryPage>;
   countJobsByState(): Promise<Record<JobState, number>>;
 }

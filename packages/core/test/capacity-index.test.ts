@@ -106,3 +106,34 @@ describe('CapacityIndex', () => {
     assert.deepEqual(index.takeEndedGangs(), []);
   });
 });
+
+describe("capacity index: the store's node status and the market quotes (issue 10 item 3)", () => {
+  test('setStatus offline takes the node out of the buckets and marks it offline; online brings it back', () => {
+    const index = new CapacityIndex();
+    index.upsertNode(node('n1', { gpus: 2 }));
+    index.setStatus('n1', 'offline');
+    const n = index.get('n1');
+    assert.equal(n?.status, 'offline');
+    assert.equal(n?.schedulable, false);
+    assert.equal([...index.allPools()].reduce((c, p) => c + p.buckets.flat().length, 0), 0);
+    index.setStatus('n1', 'online');
+    assert.equal(index.get('n1')?.schedulable, true);
+    index.setAdminState('n1', 'cordoned', null);
+    index.setStatus('n1', 'online');
+    assert.equal(index.get('n1')?.schedulable, false, 'online but cordoned stays out');
+  });
+
+  test('nodes share their class quote: a refresh reprices every node of the class', () => {
+    const index = new CapacityIndex();
+    index.upsertNode(node('a'));
+    index.upsertNode(node('b'));
+    let price = 1000;
+    index.quotes.setSource(() => ({ index: price, floor: 10 }));
+    assert.equal(index.get('a')?.gpuQuote?.index, 1000);
+    price = 2000;
+    index.quotes.refresh();
+    assert.equal(index.get('b')?.gpuQuote?.index, 2000);
+    assert.equal(index.get('a')?.gpuClass, 'nvidia-h100-80gb');
+    assert.equal([...index.allPools()][0]?.maxGpus, 1);
+  });
+});

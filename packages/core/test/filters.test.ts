@@ -1,7 +1,7 @@
 /** Every filter, both as explain sees it (rejectNode) and as placement applies it (the engine never picks a rejected node). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CapacityIndex, type JobRecord, PlacementEngine, rejectNode, requirementsOf } from '../src/index.js';
+import { CapacityIndex, fitsWhenIdle, type JobRecord, type NodeCapacity, PlacementEngine, priceAt, rejectNode, requirementsOf, stakeLockAt, stakeToLock } from '../src/index.js';
 import { ctx, gpuJob, job, node, type NodeOpts } from './helpers.js';
 
 function fleet(spec: Record<string, NodeOpts>): CapacityIndex {
@@ -100,5 +100,76 @@ describe('filters', () => {
     assert.deepEqual(verdicts(index, j), { a: 'failedBefore', b: 'fit' });
     assert.equal(placedOn(index, j), 'b');
     assert.equal(placedOn(index, gpuJob(1, {}, { avoid: ['a'] })), 'a', 'b is full now');
+  });
+});
+
+/** A market job (payment at `cap` per GPU-hour), as the coordinator makes it. */
+function paid(count: number, cap: number, over: Parameters<typeof gpuJob>[1] = {}): JobRecord {
+  const j = gpuJob(count, { timeoutSeconds: 3600, ...over });
+  return { ...j, payment: { asset: 'usdc', capPerUnitHour: cap, units: Math.max(1, count), held: cap * Math.max(1, count) } };
+}
+
+/** Give a node a provider and stake (the coordinator's setStake / registration do this). */
+function owned(index: CapacityIndex, id: string, stake: number): void {
+  const n = index.get(id) as { providerId: string | null; operatorId: string };
+  n.providerId = `prov-${id}`;
+  index.setStake(id, stake);
+}
+
+describe('market filters (issue 10 items 1 and 4)', () => {
+  const H100 = 'nvidia-h100-80gb';
+  const floor = 400_000;
+  const usd = 1_000_000;
+
+  test('price: nothing clears below the class floor; a node without an ask clears only at the index or above', () => {
+    const index = fleet({ asks: {}, none: {} });
+    index.quotes.setSource((cls) => ({ index: cls === H100 ? 2 * usd : 50_000, floor: cls === H100 ? floor : 10_000 }));
+    owned(index, 'asks', 1e12);
+    owned(index, 'none', 1e12);
+    index.setAsk('asks', 0); // asks nothing: still the floor
+    for (const cap of [0, 1, floor - 1]) assert.deepEqual(verdicts(index, paid(1, cap)), { asks: 'price', none: 'price' }, `cap ${cap}`);
+    assert.deepEqual(verdicts(index, paid(1, floor)), { asks: 'fit', none: 'price' }, 'no ask: the index (2.0) is above the cap');
+    assert.deepEqual(verdicts(index, paid(1, 2 * usd)), { asks: 'fit', none: 'fit' });
+    const req = requirementsOf(paid(1, 3 * usd));
+    assert.equal(priceAt(req, index.get('asks') as NodeCapacity), 2 * usd, 'the index, within the cap');
+    assert.equal(priceAt(req, index.get('none') as NodeCapacity), 2 * usd);
+    index.quotes.setSource(() => ({ index: 100_000, floor }));
+    assert.equal(priceAt(req, index.get('none') as NodeCapacity), floor, 'an index under the floor: the floor');
+  });
+
+  test('stake: a node with no provider or no free stake never takes a market job; the lock follows the real price', () => {
+    const index = fleet({ noProvider: {}, noStake: {}, short: {}, rich: {} });
+    index.quotes.setSource(() => ({ index: usd, floor }));
+    owned(index, 'noStake', 0);
+    const j = paid(1, 3 * usd);
+    const req = requirementsOf(j);
+    const atIndex = stakeToLock(usd, 1, 3600);
+    assert.ok(atIndex < req.stakeNeeded, 'the lock at the clearing price is below the lock at the cap');
+    owned(index, 'short', atIndex - 1);
+    owned(index, 'rich', atIndex);
+    assert.deepEqual(verdicts(index, j), { noProvider: 'stake', noStake: 'stake', short: 'stake', rich: 'fit' });
+    assert.equal(stakeLockAt(req, index.get('rich') as NodeCapacity), atIndex);
+    const [p] = new PlacementEngine().place([j], index, ctx());
+    assert.equal(p?.nodeId, 'rich');
+    assert.equal((index.get('rich') as NodeCapacity).stakeLocked, atIndex, 'the reservation locks the lock at the clearing price');
+    index.setStakeLock(p?.attemptId as string, atIndex - 5);
+    assert.equal((index.get('rich') as NodeCapacity).stakeLocked, atIndex - 5, 'repriced in place');
+    // Even a cap at the floor locks stake: a market placement never locks 0.
+    index.setAsk('noStake', 0);
+    assert.ok(stakeLockAt(requirementsOf(paid(1, floor)), index.get('noStake') as NodeCapacity) > 0);
+  });
+
+  test('fitsWhenIdle: busy and failed-before nodes still fit; too few GPUs, wrong class or no stake do not', () => {
+    const index = fleet({ eight: { gpus: 8 }, a100: { model: 'NVIDIA A100-SXM4-40GB', vramMb: 40960 } });
+    index.quotes.setSource(() => ({ index: usd, floor }));
+    owned(index, 'eight', 1e12);
+    owned(index, 'a100', 1e12);
+    index.reserve({ attemptId: 'busy', nodeId: 'eight', gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], cpu: 1, memoryMb: 0 });
+    const eight = index.get('eight') as NodeCapacity;
+    assert.equal(fitsWhenIdle(requirementsOf(paid(8, 2 * usd)), eight), true, 'busy now, fits once idle');
+    assert.equal(fitsWhenIdle(requirementsOf(paid(16, 2 * usd)), eight), false, '16 GPUs on one node: never');
+    assert.equal(fitsWhenIdle(requirementsOf(paid(1, 2 * usd, { resources: { gpu: { count: 1, models: ['A100'] } } })), eight), false);
+    index.setStake('eight', 0);
+    assert.equal(fitsWhenIdle(requirementsOf(paid(1, 2 * usd)), eight), false, 'no free stake');
   });
 });

@@ -1,5 +1,6 @@
 /** Bodies of the signed node-agent API (/v1/agent/...). */
 import { z } from 'zod';
+import { BoundedEventData } from './bounded-data.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdvertisement } from './node.js';
@@ -7,7 +8,12 @@ import { NodeAdvertisement } from './node.js';
 export const RegisterRequest = z.object({
   publicKey: z.string().describe('ed25519 public key, base64 of the 32 raw bytes'),
   advertisement: NodeAdvertisement,
-  providerToken: z.string().min(1).max(256).optional().describe("The provider's bearer token: binds the node to that account, which is paid for its work and owns its stake"),
+  enrollmentToken: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("A node enrollment token (gpux_enroll_…) of the provider: binds the node to that account, which is paid for its work and owns its stake. Required; it can do nothing but register nodes"),
 });
 export type RegisterRequest = z.input<typeof RegisterRequest>;
 export const RegisterResponse = z.object({
@@ -61,17 +67,24 @@ export type StartAttemptResponse = z.infer<typeof StartAttemptResponse>;
 
 export const LogBatch = z.object({ entries: z.array(LogEntry).min(1).max(1000) });
 export type LogBatch = z.infer<typeof LogBatch>;
-export const LogBatchResponse = z.object({ accepted: z.number().int(), cancel: z.boolean() });
+export const LogBatchResponse = z.object({
+  accepted: z.number().int(),
+  cancel: z.boolean(),
+  truncated: z.boolean().optional().describe("The attempt's log budget is spent: entries past it are dropped (the coordinator stored one marker); stop sending"),
+});
 export type LogBatchResponse = z.infer<typeof LogBatchResponse>;
 
 /** Job events an attempt reports for the job's history (image pulls; best effort, not idempotent). */
 export const AttemptEventType = z.enum(['image.pull.started', 'image.pull.progress', 'image.pull.finished', 'image.pull.failed']);
 export type AttemptEventType = z.infer<typeof AttemptEventType>;
-export const AttemptEvent = z.object({ type: AttemptEventType, at: z.number().int(), data: z.record(z.string(), z.unknown()) });
+export const AttemptEvent = z.object({ type: AttemptEventType, at: z.number().int(), data: BoundedEventData.describe('At most 4 levels deep, 32 keys per object, 4 KiB of JSON') });
 export type AttemptEvent = z.infer<typeof AttemptEvent>;
 export const AttemptEventBatch = z.object({ events: z.array(AttemptEvent).min(1).max(100) });
 export type AttemptEventBatch = z.infer<typeof AttemptEventBatch>;
-export const AttemptEventBatchResponse = z.object({ accepted: z.number().int() });
+export const AttemptEventBatchResponse = z.object({
+  accepted: z.number().int(),
+  truncated: z.boolean().optional().describe("The attempt's event budget is spent: later events are dropped; stop sending"),
+});
 export type AttemptEventBatchResponse = z.infer<typeof AttemptEventBatchResponse>;
 
 /** The signed result commitment of one attempt. The whole request body is signed by the node key. */

@@ -1,5 +1,6 @@
 /** Request and response bodies of the /v1 HTTP API. */
 import { z } from 'zod';
+import { ExpiresInSeconds } from './access-api.js';
 import { AttemptView, EventView, JobLogEntry, JobState, JobView, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdminState, NodeStatus, NodeView } from './node.js';
@@ -21,7 +22,19 @@ export type ListJobsQuery = z.input<typeof ListJobsQuery>;
 export const ListJobsResponse = z.object({ jobs: z.array(JobView), nextCursor: z.string().nullable() });
 export type ListJobsResponse = z.infer<typeof ListJobsResponse>;
 
-export const GetJobResponse = z.object({ job: JobView, attempts: z.array(AttemptView), events: z.array(EventView) });
+export const GetJobQuery = z.object({
+  eventsBefore: z.coerce.number().int().min(0).optional().describe('Page older events: those with seq below this (the moreEventsBefore of the previous page)'),
+  eventsLimit: z.coerce.number().int().min(1).max(1000).default(200).describe("The job's own events (state, money) per page; node-reported events (image pulls) get as many again at most"),
+});
+export const GetJobResponse = z.object({
+  job: JobView,
+  attempts: z.array(AttemptView),
+  events: z
+    .array(EventView)
+    .describe("Oldest first: the newest eventsLimit state and money events, and the node-reported events (image pulls) between them, at most eventsLimit of those"),
+  moreEventsBefore: z.number().int().nullable().optional().describe('Older events exist: pass as ?eventsBefore= to read them; null on the oldest page'),
+  nodeEventsElided: z.number().int().optional().describe('Node-reported events in this page\'s range left out (more than eventsLimit of them)'),
+});
 export type GetJobResponse = z.infer<typeof GetJobResponse>;
 
 export const CancelJobResponse = z.object({ job: JobView });
@@ -29,7 +42,7 @@ export type CancelJobResponse = z.infer<typeof CancelJobResponse>;
 
 export const JobLogsQuery = z.object({
   after: z.coerce.number().int().min(-1).default(-1).describe('Return entries with cursor greater than this'),
-  limit: z.coerce.number().int().min(1).max(5000).default(1000),
+  limit: z.coerce.number().int().min(1).max(5000).default(1000).describe('Most entries per page; a page also stops at about 1 MiB of log data (always at least one entry)'),
   waitMs: z.coerce.number().int().min(0).max(30000).default(0).describe('Long-poll: wait up to this long for new entries'),
 });
 export const JobLogsResponse = z.object({
@@ -88,8 +101,14 @@ export const GetNodeResponse = z.object({ node: NodeView });
 export type GetNodeResponse = z.infer<typeof GetNodeResponse>;
 export const SetNodeAdminStateResponse = z.object({ node: NodeView });
 
-export const CreateTokenRequest = z.object({ role: z.enum(['buyer', 'operator']), name: z.string().min(1).max(128) }).strict();
-export const CreateTokenResponse = z.object({ token: z.string().describe('Shown once; only its hash is stored'), id: z.string(), accountId: z.string(), role: z.enum(['buyer', 'operator']) });
+export const CreateTokenRequest = z.object({ role: z.enum(['buyer', 'operator']), name: z.string().min(1).max(128), expiresInSeconds: ExpiresInSeconds }).strict();
+export const CreateTokenResponse = z.object({
+  token: z.string().describe('Shown once; only its hash is stored'),
+  id: z.string(),
+  accountId: z.string(),
+  role: z.enum(['buyer', 'operator']),
+  expiresAt: z.number().int().nullable().optional(),
+});
 export type CreateTokenResponse = z.infer<typeof CreateTokenResponse>;
 
 export const WhoAmIResponse = z.object({ accountId: z.string(), role: z.enum(['buyer', 'operator']), tokenId: z.string() });

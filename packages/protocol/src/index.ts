@@ -4,6 +4,7 @@ export * from './job-spec.js';
 export * from './node.js';
 export * from './job.js';
 export * from './api.js';
+export * from './access-api.js';
 export * from './agent-api.js';
 export * from './signing.js';
 export * from './routes.js';

@@ -1,8 +1,31 @@
 /** The job spec a buyer submits (YAML or JSON through the CLI). */
 import { z } from 'zod';
+import { utf8Length } from './utf8.js';
 import { Asset } from './money.js';
 
 const MAX_INPUT_BYTES = 1024 * 1024;
+
+/**
+ * Bounds on a spec (issue 10 item 7): the whole spec without its inline inputs serializes to at most
+ * MAX_SPEC_BYTES of UTF-8 JSON; command, args and env have counted, sized entries; lists and strings the
+ * scheduler reads are short. Inline inputs keep their own 1 MiB bound.
+ */
+export const MAX_SPEC_BYTES = 64 * 1024;
+export const MAX_ARGV_ENTRIES = 256;
+export const MAX_ARG_CHARS = 8 * 1024;
+export const MAX_ENV_VARS = 256;
+export const MAX_ENV_VALUE_CHARS = 8 * 1024;
+export const MAX_LABELS = 64;
+export const MAX_NODE_LABELS = 32;
+export const MAX_GPU_MODELS = 16;
+const SHORT = 128;
+
+
+/** Bytes of the spec as stored, less its inline inputs (which have their own bound). */
+export function specBytesWithoutInputs(spec: object): number {
+  const { inputs: _inputs, ...rest } = spec as { inputs?: unknown };
+  return utf8Length(JSON.stringify(rest));
+}
 
 /** A relative path inside the inputs/outputs dir: no absolute paths, no `..`, no backslashes. */
 export const RelativePath = z
@@ -17,8 +40,8 @@ export const GpuRequest = z
   .object({
     count: z.number().int().min(0).max(64).default(0).describe('GPUs on one node; 0 for a CPU-only job'),
     vendor: z.enum(['nvidia', 'amd']).optional(),
-    models: z.array(z.string().min(1)).min(1).optional().describe('Accepted model names, matched case-insensitively as substrings, e.g. ["H100", "A100"]'),
-    minVramGb: z.number().positive().optional(),
+    models: z.array(z.string().min(1).max(SHORT)).min(1).max(MAX_GPU_MODELS).optional().describe('Accepted model names, matched case-insensitively as substrings, e.g. ["H100", "A100"]'),
+    minVramGb: z.number().positive().max(1_048_576).optional(),
   })
   .strict();
 
@@ -40,23 +63,33 @@ export const InputFile = z
 
 export const Constraints = z
   .object({
-    region: z.string().min(1).optional(),
-    nodeLabels: z.record(z.string(), z.string()).optional().describe('Labels the node must carry with these exact values'),
-    preferredRegion: z.string().min(1).optional().describe('Soft: nodes in this region score higher for latency (region is the hard filter)'),
+    region: z.string().min(1).max(SHORT).optional(),
+    nodeLabels: z
+      .record(z.string().max(SHORT), z.string().max(256))
+      .refine((r) => Object.keys(r).length <= MAX_NODE_LABELS, { message: `at most ${MAX_NODE_LABELS} node labels` })
+      .optional().describe('Labels the node must carry with these exact values'),
+    preferredRegion: z.string().min(1).max(SHORT).optional().describe('Soft: nodes in this region score higher for latency (region is the hard filter)'),
     minTrustTier: z.enum(['open', 'attested', 'curated']).optional().describe('Only nodes of this trust tier or above (every node is "open" until tiers land)'),
   })
   .strict();
 
-const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
+const EnvName = z.string().max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
 const LabelKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._/-]{0,62}$/, 'must be 1-63 characters of letters, digits, ".", "_", "/", "-"');
 
 export const JobSpec = z
   .object({
     name: z.string().min(1).max(128),
     image: z.string().min(1).max(512).describe('Container image, e.g. "busybox:1.36" or "repo/img@sha256:…"'),
-    command: z.array(z.string()).min(1).describe('Program and its leading arguments'),
-    args: z.array(z.string()).default([]),
-    env: z.record(EnvName, z.string()).default({}),
+    command: z
+      .array(z.string().max(MAX_ARG_CHARS))
+      .min(1)
+      .max(MAX_ARGV_ENTRIES)
+      .describe(`Program and its leading arguments: at most ${MAX_ARGV_ENTRIES} entries of ${MAX_ARG_CHARS} characters`),
+    args: z.array(z.string().max(MAX_ARG_CHARS)).max(MAX_ARGV_ENTRIES).default([]),
+    env: z
+      .record(EnvName, z.string().max(MAX_ENV_VALUE_CHARS))
+      .refine((e) => Object.keys(e).length <= MAX_ENV_VARS, { message: `at most ${MAX_ENV_VARS} environment variables` })
+      .default({}),
     resources: Resources.default({ gpu: { count: 0 } }),
     inputs: z
       .array(InputFile)
@@ -76,7 +109,10 @@ export const JobSpec = z
       .max(30 * 24 * 3600)
       .optional()
       .describe('Longest the job may wait queued before it fails with the reason and its escrow returns; absent: the coordinator default (GPUX_QUEUE_TIMEOUT_S)'),
-    labels: z.record(LabelKey, z.string().max(256)).default({}),
+    labels: z
+      .record(LabelKey, z.string().max(256))
+      .refine((l) => Object.keys(l).length <= MAX_LABELS, { message: `at most ${MAX_LABELS} labels` })
+      .default({}),
     constraints: Constraints.default({}),
     priority: z.enum(['high', 'normal', 'low']).optional().describe('Priority class; absent means normal. Waiting jobs age upwards, so low never starves'),
     nodes: z.number().int().min(1).max(64).optional().describe('Gang job: this many nodes, placed all or nothing, each with resources as above; absent means 1'),
@@ -84,11 +120,22 @@ export const JobSpec = z
       .number()
       .int()
       .min(0)
+      .max(1_000_000_000_000, 'must be at most 1000000000000 minor units (1,000,000.0 per GPU-hour)')
       .optional()
-      .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0). Absent: the market price at submission plus one epoch step'),
+      .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0), at most 10^12; with a market, at least the floor of a class it accepts (400 otherwise). Absent: the market price at submission plus one epoch step'),
     asset: Asset.optional().describe('What the job is paid with; default usdc'),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, ctx) => {
+    const n = specBytesWithoutInputs(spec);
+    if (n > MAX_SPEC_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `the spec is ${n} bytes of JSON without its inline inputs; the most is ${MAX_SPEC_BYTES} — shorten command, args, env or labels, or pass large data as inputs`,
+      });
+    }
+  });
 
 /** What the buyer writes (defaults optional). */
 export type JobSpecInput = z.input<typeof JobSpec>;

@@ -1,7 +1,10 @@
 /** Jobs, attempts, events, logs and results as the API shows them to buyers and operators. */
 import { z } from 'zod';
-import { JobSpec } from './job-spec.js';
+import { JobSpec, RelativePath } from './job-spec.js';
 import { Amount, Asset } from './money.js';
+import { utf8Length } from './utf8.js';
+
+export { utf8Length };
 
 export const JOB_STATES = ['queued', 'assigned', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JobState = z.enum(JOB_STATES);
@@ -86,22 +89,40 @@ export type EventView = z.infer<typeof EventView>;
 export const LogStream = z.enum(['stdout', 'stderr', 'system']);
 export type LogStream = z.infer<typeof LogStream>;
 
+/** Largest `data` of one log entry, in UTF-8 bytes: agents split longer output into several entries. */
+export const LOG_ENTRY_MAX_BYTES = 64 * 1024;
+/** Largest per-attempt `seq` a node may send; the coordinator's own entries (its limit marker) use the ones above. */
+export const LOG_SEQ_MAX = 2 ** 40;
+
+
 export const LogEntry = z.object({
-  seq: z.number().int().min(0).describe('Per-attempt sequence number, from 0, assigned by the agent'),
+  seq: z.number().int().min(0).max(LOG_SEQ_MAX).describe('Per-attempt sequence number, from 0, assigned by the agent'),
   stream: LogStream,
-  data: z.string(),
+  data: z
+    .string()
+    .max(LOG_ENTRY_MAX_BYTES)
+    .refine((d) => utf8Length(d) <= LOG_ENTRY_MAX_BYTES, { message: `must be at most ${LOG_ENTRY_MAX_BYTES} bytes (UTF-8); split longer output into several entries` }),
   at: z.number().int(),
 });
 export type LogEntry = z.infer<typeof LogEntry>;
 
 export const JobLogEntry = LogEntry.extend({
+  seq: z.number().int().min(0).describe('Per-attempt sequence number; above LOG_SEQ_MAX for the coordinator\'s own entries (its log-limit marker)'),
+  data: z.string(),
   attemptId: z.string(),
   cursor: z.number().int().describe('Job-wide position; pass as `after` to read on'),
 });
 export type JobLogEntry = z.infer<typeof JobLogEntry>;
 
+/** C0 and C1 control characters, DEL included: never in a name a node chooses. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** An output file's path as a node reports it: the inputs' rule (relative, no "..") and no control characters. */
+export const OutputPath = RelativePath.refine((p) => !CONTROL_CHARS.test(p), { message: 'must not contain control characters' });
+
 export const OutputFile = z.object({
-  path: z.string(),
+  path: OutputPath,
   size: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   content: z.string().optional().describe('base64; absent when the file was too large to return inline'),

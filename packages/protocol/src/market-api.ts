@@ -4,6 +4,12 @@ import { Amount, Asset, SignedAmount } from './money.js';
 
 const Cursor = z.string().optional().describe('nextCursor from the previous page');
 const Limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+/**
+ * The most one deposit, withdrawal, stake or unstake request moves: 10^15 minor units (1,000,000,000.0).
+ * Balances and ledger totals are bounded separately, at 2^53 − 1 minor units per asset network-wide.
+ */
+export const MAX_REQUEST_AMOUNT = 1_000_000_000_000_000;
+const RequestAmount = Amount.refine((n) => n > 0, 'must be more than 0').refine((n) => n <= MAX_REQUEST_AMOUNT, `must be at most ${MAX_REQUEST_AMOUNT} minor units per request`);
 
 // ---- wallet ----
 export const Balance = z.object({
@@ -36,7 +42,7 @@ export type WalletHistoryResponse = z.infer<typeof WalletHistoryResponse>;
 export const DepositRequest = z
   .object({
     asset: Asset.default('usdc'),
-    amount: Amount.refine((n) => n > 0, 'must be more than 0'),
+    amount: RequestAmount,
     reference: z.string().min(1).max(256).optional().describe('The external payment this deposit records (required from operators)'),
     accountId: z.string().min(1).optional().describe('Operators only: the account to credit (default: your own)'),
   })
@@ -77,7 +83,7 @@ export type PayoutView = z.infer<typeof PayoutView>;
 export const WithdrawRequest = z
   .object({
     asset: Asset.default('usdc'),
-    amount: Amount.refine((n) => n > 0, 'must be more than 0'),
+    amount: RequestAmount,
     destination: z.string().min(1).max(256).describe('Where the adapter pays out: a bank reference, an address'),
   })
   .strict();
@@ -103,7 +109,7 @@ export const StakeView = z.object({
 export type StakeView = z.infer<typeof StakeView>;
 export const StakeResponse = z.object({ stake: StakeView });
 export type StakeResponse = z.infer<typeof StakeResponse>;
-export const StakeRequest = z.object({ amount: Amount.refine((n) => n > 0, 'must be more than 0') }).strict();
+export const StakeRequest = z.object({ amount: RequestAmount }).strict();
 export type StakeRequest = z.input<typeof StakeRequest>;
 
 // ---- market ----
@@ -143,7 +149,9 @@ export type AskView = z.infer<typeof AskView>;
 export const SetAskRequest = z
   .object({
     class: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be a class id like nvidia-h100-80gb or cpu'),
-    pricePerGpuHour: Amount.nullable().describe('null removes the ask'),
+    pricePerGpuHour: Amount.max(1_000_000_000_000, 'must be at most 1000000000000 minor units (1,000,000.0 per GPU-hour, the largest cap a job may name)')
+      .nullable()
+      .describe('null removes the ask'),
   })
   .strict();
 export type SetAskRequest = z.input<typeof SetAskRequest>;

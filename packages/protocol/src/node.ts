@@ -4,36 +4,69 @@ import { z } from 'zod';
 export const GpuVendor = z.enum(['nvidia', 'amd']);
 export type GpuVendor = z.infer<typeof GpuVendor>;
 
+/**
+ * Bounds of an advertisement (issue 10 item 2): a node cannot claim more than real hardware has. The
+ * coordinator also checks what a schema cannot (a GPU uuid held by another provider's node, a known
+ * model's VRAM): see the coordinator's services/advertisement-check.ts.
+ */
+export const AD_LIMITS = {
+  cpuCores: 1024,
+  memoryMb: 64 * 1024 * 1024, // 64 TiB
+  gpus: 16,
+  vramMbPerGpu: 512 * 1024, // 512 GiB
+  labels: 64,
+  labelKey: 63,
+  labelValue: 256,
+  text: 128,
+} as const;
+
+const text = (max: number = AD_LIMITS.text) => z.string().max(max);
+
 export const GpuDevice = z.object({
-  index: z.number().int().min(0),
-  uuid: z.string().min(1),
+  index: z.number().int().min(0).max(255),
+  uuid: z.string().min(1).max(AD_LIMITS.text),
   vendor: GpuVendor,
-  model: z.string().min(1).describe('Marketing name as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"'),
-  vramMb: z.number().int().min(0),
-  driver: z.string().optional(),
-  computeCapability: z.string().optional().describe('NVIDIA compute capability ("9.0") or AMD gfx target ("gfx942")'),
+  model: z.string().min(1).max(AD_LIMITS.text).describe('Marketing name as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"'),
+  vramMb: z.number().int().min(0).max(AD_LIMITS.vramMbPerGpu),
+  driver: text(64).optional(),
+  computeCapability: text(32).optional().describe('NVIDIA compute capability ("9.0") or AMD gfx target ("gfx942")'),
 });
 export type GpuDevice = z.infer<typeof GpuDevice>;
 
-export const NodeAdvertisement = z.object({
-  hostname: z.string().min(1).max(255),
-  agentVersion: z.string(),
-  os: z.string(),
-  arch: z.string(),
-  cpuCores: z.number().int().min(1),
-  memoryMb: z.number().int().min(0),
-  gpus: z.array(GpuDevice).max(64),
-  docker: z.object({
-    available: z.boolean(),
-    version: z.string().optional(),
-    gpuRuntime: z.enum(['nvidia', 'amd', 'none']).default('none'),
-    problem: z.string().optional().describe('Why Docker or its GPU runtime is unusable, if it is'),
-  }),
-  executors: z.array(z.enum(['process', 'docker', 'simulated'])).min(1),
-  region: z.string().min(1).max(64).optional(),
-  labels: z.record(z.string(), z.string()).default({}),
-  simulated: z.boolean().default(false).describe('True for demo/benchmark nodes whose executor only sleeps'),
-});
+export const NodeAdvertisement = z
+  .object({
+    hostname: z.string().min(1).max(255),
+    agentVersion: text(64),
+    os: text(64),
+    arch: text(64),
+    cpuCores: z.number().int().min(1).max(AD_LIMITS.cpuCores),
+    memoryMb: z.number().int().min(0).max(AD_LIMITS.memoryMb),
+    gpus: z.array(GpuDevice).max(AD_LIMITS.gpus),
+    docker: z.object({
+      available: z.boolean(),
+      version: text(64).optional(),
+      gpuRuntime: z.enum(['nvidia', 'amd', 'none']).default('none'),
+      problem: z.string().max(2048).optional().describe('Why Docker or its GPU runtime is unusable, if it is'),
+    }),
+    executors: z.array(z.enum(['process', 'docker', 'simulated'])).min(1).max(3),
+    region: z.string().min(1).max(64).optional(),
+    labels: z
+      .record(z.string().min(1).max(AD_LIMITS.labelKey), z.string().max(AD_LIMITS.labelValue))
+      .refine((l) => Object.keys(l).length <= AD_LIMITS.labels, `at most ${AD_LIMITS.labels} labels`)
+      .default({}),
+    simulated: z.boolean().default(false).describe('True for demo/benchmark nodes whose executor only sleeps'),
+  })
+  .superRefine((ad, ctx) => {
+    // Each GPU once: a repeated index or uuid would count one device twice as supply.
+    const indices = new Set<number>();
+    const uuids = new Set<string>();
+    ad.gpus.forEach((g, i) => {
+      if (indices.has(g.index)) ctx.addIssue({ code: 'custom', path: ['gpus', i, 'index'], message: `GPU index ${g.index} appears twice` });
+      if (uuids.has(g.uuid)) ctx.addIssue({ code: 'custom', path: ['gpus', i, 'uuid'], message: `GPU uuid ${g.uuid} appears twice` });
+      indices.add(g.index);
+      uuids.add(g.uuid);
+    });
+  });
 export type NodeAdvertisement = z.output<typeof NodeAdvertisement>;
 export type NodeAdvertisementInput = z.input<typeof NodeAdvertisement>;
 
@@ -56,6 +89,8 @@ export const NodeView = z.object({
   activeAttempts: z.number().int(),
   registeredAt: z.number().int(),
   lastHeartbeatAt: z.number().int(),
-  providerId: z.string().nullable().optional().describe('The account that owns the node and is paid for its work; null for a node registered without a provider token'),
+  providerId: z.string().nullable().optional().describe('The account that owns the node and is paid for its work (the account of the enrollment token it registered with)'),
+  enrollmentId: z.string().nullable().optional().describe('The enrollment token the node registered with'),
+  removedAt: z.number().int().nullable().optional().describe('When the node was removed (its enrollment revoked with removeNodes); its requests are refused'),
 });
 export type NodeView = z.infer<typeof NodeView>;

@@ -1,5 +1,6 @@
 /** The route table of the /v1 API: one place that the coordinator, the OpenAPI document and the SDK share. */
 import type { z } from 'zod';
+import * as access from './access-api.js';
 import * as agent from './agent-api.js';
 import * as api from './api.js';
 import * as market from './market-api.js';
@@ -22,7 +23,7 @@ const r = <T extends RouteDef>(d: T) => d;
 export const ROUTES = {
   submitJob: r({ method: 'POST', path: '/v1/jobs', auth: 'buyer', summary: 'Submit a job (Idempotency-Key header makes retries safe)', body: api.SubmitJobRequest, response: api.SubmitJobResponse }),
   listJobs: r({ method: 'GET', path: '/v1/jobs', auth: 'buyer', summary: 'List jobs, newest first', query: api.ListJobsQuery, response: api.ListJobsResponse }),
-  getJob: r({ method: 'GET', path: '/v1/jobs/:id', auth: 'buyer', summary: 'A job with its attempts and events', response: api.GetJobResponse }),
+  getJob: r({ method: 'GET', path: '/v1/jobs/:id', auth: 'buyer', summary: 'A job with its attempts and its newest events (page older ones with eventsBefore)', query: api.GetJobQuery, response: api.GetJobResponse }),
   cancelJob: r({ method: 'POST', path: '/v1/jobs/:id/cancel', auth: 'buyer', summary: 'Cancel a job; a running attempt is stopped within one heartbeat', response: api.CancelJobResponse }),
   jobLogs: r({ method: 'GET', path: '/v1/jobs/:id/logs', auth: 'buyer', summary: 'Log entries of all attempts; long-polls with waitMs', query: api.JobLogsQuery, response: api.JobLogsResponse }),
   explainJob: r({ method: 'GET', path: '/v1/jobs/:id/explain', auth: 'buyer', summary: 'Why a pending job waits: nodes rejected per filter, queue position, what to change', response: api.ExplainJobResponse }),
@@ -36,6 +37,11 @@ export const ROUTES = {
   uncordonNode: r({ method: 'POST', path: '/v1/nodes/:id/uncordon', auth: 'operator', summary: 'Let the node take work again', response: api.SetNodeAdminStateResponse }),
   drainNode: r({ method: 'POST', path: '/v1/nodes/:id/drain', auth: 'operator', summary: 'No new work; running attempts finish; `drained` turns true when idle', response: api.SetNodeAdminStateResponse }),
   createToken: r({ method: 'POST', path: '/v1/tokens', auth: 'operator', summary: 'Create a bearer token for a new account', body: api.CreateTokenRequest, response: api.CreateTokenResponse }),
+  listTokens: r({ method: 'GET', path: '/v1/tokens', auth: 'buyer', summary: "Bearer tokens (never their secrets): your account's, or every account's for operators", query: access.ListTokensQuery, response: access.ListTokensResponse }),
+  revokeToken: r({ method: 'POST', path: '/v1/tokens/:id/revoke', auth: 'buyer', summary: 'Revoke a bearer token of your account (operators: any); it is refused from the next request', response: access.RevokeTokenResponse }),
+  createEnrollment: r({ method: 'POST', path: '/v1/enrollments', auth: 'buyer', summary: 'Create a node enrollment token for your account: it registers nodes and can do nothing else', body: access.CreateEnrollmentRequest, response: access.CreateEnrollmentResponse }),
+  listEnrollments: r({ method: 'GET', path: '/v1/enrollments', auth: 'buyer', summary: "Enrollment tokens: your account's, or every account's for operators", query: access.ListEnrollmentsQuery, response: access.ListEnrollmentsResponse }),
+  revokeEnrollment: r({ method: 'POST', path: '/v1/enrollments/:id/revoke', auth: 'buyer', summary: 'Revoke an enrollment: no new node registers with it; removeNodes also removes its nodes', body: access.RevokeEnrollmentRequest, response: access.RevokeEnrollmentResponse }),
 
   wallet: r({ method: 'GET', path: '/v1/wallet', auth: 'buyer', summary: 'Your balances per asset: available, in escrow, pending payout', response: market.WalletResponse }),
   walletHistory: r({ method: 'GET', path: '/v1/wallet/history', auth: 'buyer', summary: 'Your wallet statement, newest first, from the ledger postings', query: market.WalletHistoryQuery, response: market.WalletHistoryResponse }),

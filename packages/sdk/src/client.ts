@@ -13,7 +13,7 @@ import {
   TERMINAL_JOB_STATES,
 } from '@gpux/protocol';
 import { GpuxApiError, GpuxConnectionError } from './errors.js';
-import { GpuxMoneyRoutes } from './market.js';
+import { GpuxAccessRoutes } from './access.js';
 import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
 
 export interface GpuxClientOptions {
@@ -72,7 +72,7 @@ export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export class GpuxClient extends GpuxMoneyRoutes {
+export class GpuxClient extends GpuxAccessRoutes {
   readonly url: string;
   private readonly submitRetries: number;
   private readonly retryDelayMs: number;
@@ -110,8 +110,9 @@ export class GpuxClient extends GpuxMoneyRoutes {
     return callRoute(this.cfg, 'listJobs', { query: { state: query.state, limit: query.limit, cursor: query.cursor }, ...sig(opts) });
   }
 
-  getJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'getJob'>> {
-    return callRoute(this.cfg, 'getJob', { params: { id }, ...sig(opts) });
+  /** The job with its newest events; pass `eventsBefore` (a page's moreEventsBefore) to read older ones. */
+  getJob(id: string, opts: RequestOptions & { eventsBefore?: number; eventsLimit?: number } = {}): Promise<RouteResponse<'getJob'>> {
+    return callRoute(this.cfg, 'getJob', { params: { id }, query: { eventsBefore: opts.eventsBefore, eventsLimit: opts.eventsLimit }, ...sig(opts) });
   }
 
   /** Why a pending job waits: nodes rejected per filter, queue position, the cheapest fitting ask, what to change. */

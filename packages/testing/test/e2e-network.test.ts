@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { issueToken, openStore } from '@gpux/coordinator';
+import { issueEnrollment, issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { nodeIdFromPublicKey } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
@@ -55,6 +55,8 @@ async function runNetwork(dbUrl: string) {
   const store = await openStore(dbUrl);
   const { token } = await issueToken(store, { role: 'operator', name: 'e2e' }, systemClock, random);
   const provider = await issueToken(store, { role: 'buyer', name: 'e2e-provider' }, systemClock, random);
+  // The nodes register with an enrollment token of the provider; its bearer token stays with the provider.
+  const enrollment = await issueEnrollment(store, { accountId: provider.accountId, name: 'e2e-nodes' }, systemClock, random);
   await store.close();
 
   const port = await freePort();
@@ -71,7 +73,7 @@ async function runNetwork(dbUrl: string) {
     for (let i = 0; i < 3; i++) {
       agents.push(
         spawnGpux(
-          ['node', 'start', '--coordinator', url, '--provider-token', provider.token, '--executor', 'process', '--allow-unsafe-process', '--data-dir', join(dir.path, `node-${i}`)],
+          ['node', 'start', '--coordinator', url, '--enrollment-token', enrollment.token, '--executor', 'process', '--allow-unsafe-process', '--data-dir', join(dir.path, `node-${i}`)],
           env,
         ),
       );

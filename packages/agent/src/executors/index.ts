@@ -1,5 +1,5 @@
 /** createExecutor: the executor the config names, checked and cleaned up before the node takes work. */
-import { rm } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Clock, type Executor, GpuxError, type Logger } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
@@ -40,6 +40,9 @@ export async function createExecutor(config: AgentConfig, deps: CreateExecutorDe
     pidsLimit: config.pidsLimit,
     limits,
     maxLogBytes: config.maxLogBytes,
+    scratchBytes: config.maxScratchBytes,
+    defaultCpus: config.defaultCpus,
+    defaultMemoryBytes: Math.round(config.defaultMemoryGb * 1024 ** 3),
     clock: deps.clock,
   });
   // Containers and work dirs left by a crash belong to attempts the coordinator has long given up on.
@@ -56,6 +59,9 @@ export async function createExecutor(config: AgentConfig, deps: CreateExecutorDe
   return executor;
 }
 
+/** Emptied, and made again 0700 whatever the umask: it holds the attempts' inputs and outputs. */
 async function clearWorkRoot(workRoot: string): Promise<void> {
   await rm(workRoot, { recursive: true, force: true });
+  await mkdir(workRoot, { recursive: true, mode: 0o700 });
+  await chmod(workRoot, 0o700);
 }

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { type JobSpec, type OutputFile, outputRootDigest } from '@gpux/protocol';
+import { type JobSpec, type OutputFile, OutputPath, outputRootDigest } from '@gpux/protocol';
 
 export interface OutputLimits {
   /** Files up to this size are returned inline (base64). */
@@ -67,6 +67,12 @@ export async function collectOutputs(outputsDir: string, limits: OutputLimits = 
   }
   if (found.length > limits.maxFiles) {
     return { outputs: [], outputDigest: outputRootDigest([]), error: `${found.length} output files, more than the limit of ${limits.maxFiles}` };
+  }
+  // The coordinator refuses a report naming such a file (the same rule as inputs), so say so here instead.
+  const badName = found.find((f) => !OutputPath.safeParse(f.path).success);
+  if (badName) {
+    const why = OutputPath.safeParse(badName.path).error?.issues[0]?.message ?? 'not allowed';
+    return { outputs: [], outputDigest: outputRootDigest([]), error: `output file ${JSON.stringify(badName.path)} has a name outputs may not have (${why}); rename it` };
   }
   const outputs: OutputFile[] = [];
   let inlined = 0;

@@ -23,9 +23,9 @@ export interface AttemptContext {
   maxLogBytes?: number;
 }
 
-/** The coordinator no longer holds this attempt (finished, lost, unknown): drop it. */
+/** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
 export function isGone(e: unknown): boolean {
-  return e instanceof CoordinatorApiError && (e.status === 404 || e.status === 409);
+  return e instanceof CoordinatorApiError && (e.status === 404 || e.status === 409 || e.status === 410);
 }
 
 export class AttemptRunner {

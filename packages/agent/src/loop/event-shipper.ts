@@ -5,7 +5,7 @@ import { drainUntil } from './backoff.js';
 
 export interface EventShipperOptions {
   send(events: AttemptEvent[]): Promise<AttemptEventBatchResponse>;
-  /** The coordinator no longer knows the attempt (404/409): stop shipping. */
+  /** The coordinator no longer takes events for the attempt (404/409/410): stop shipping. */
   isGone(e: unknown): boolean;
   clock: Clock;
   logger: Logger;
@@ -64,9 +64,15 @@ export class EventShipper {
     while (this.buffer.length > 0 && !this.gone) {
       const batch = this.buffer.slice(0, MAX_BATCH);
       try {
-        await this.opts.send(batch);
+        const res = await this.opts.send(batch);
         this.buffer.splice(0, batch.length);
         this.tries = 0;
+        if (res.truncated) {
+          // The attempt's event budget is spent: the coordinator drops the rest, so stop sending.
+          this.gone = true;
+          this.buffer = [];
+          return;
+        }
       } catch (e) {
         if (this.opts.isGone(e)) {
           this.gone = true;

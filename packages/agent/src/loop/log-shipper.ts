@@ -1,13 +1,19 @@
-/** Batches one attempt's log output to the coordinator: seq from 0, flush every 250 ms or 64 KiB, 10 MiB cap per attempt. */
+/**
+ * Batches one attempt's log output to the coordinator: seq from 0, flush every 250 ms or 64 KiB, 10 MiB cap
+ * per attempt. Output longer than the protocol's entry limit is split into several entries. It stops when the
+ * coordinator says the attempt's log budget is spent (`truncated`), the attempt is gone (404/409/410), or
+ * refuses a batch outright (400/413: dropped, never retried forever).
+ */
 import type { Clock, Logger } from '@gpux/core';
-import type { LogBatchResponse, LogEntry, LogStream } from '@gpux/protocol';
+import { LOG_ENTRY_MAX_BYTES, type LogBatchResponse, type LogEntry, type LogStream } from '@gpux/protocol';
+import { CoordinatorApiError } from '../coordinator-client.js';
 import { drainUntil } from './backoff.js';
 
 export interface LogShipperOptions {
   send(entries: LogEntry[]): Promise<LogBatchResponse>;
   /** The coordinator said the job was cancelled. */
   onCancel(): void;
-  /** The coordinator no longer knows the attempt (404/409): stop shipping. */
+  /** The coordinator no longer takes logs for the attempt (404/409/410): stop shipping. */
   isGone(e: unknown): boolean;
   clock: Clock;
   logger: Logger;
@@ -19,6 +25,37 @@ export interface LogShipperOptions {
 const MAX_BATCH_ENTRIES = 1000; // LogBatch schema limit
 const MAX_BATCH_BYTES = 512 * 1024;
 export const TRUNCATED_MESSAGE = '[logs truncated]';
+
+/** Split `data` into pieces of at most `max` UTF-8 bytes, never inside a character. */
+export function splitUtf8(data: string, max: number = LOG_ENTRY_MAX_BYTES): string[] {
+  if (data.length * 3 <= max) return [data];
+  const out: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < data.length; ) {
+    const c = data.charCodeAt(i);
+    let width = 3;
+    let units = 1;
+    if (c < 0x80) width = 1;
+    else if (c < 0x800) width = 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < data.length && (data.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      width = 4;
+      units = 2;
+    }
+    if (bytes + width > max) {
+      out.push(data.slice(start, i));
+      start = i;
+      bytes = 0;
+    }
+    bytes += width;
+    i += units;
+  }
+  out.push(data.slice(start));
+  return out;
+}
+
+/** The coordinator refused the batch itself (malformed or too large): sending it again cannot help. */
+const isRefused = (e: unknown) => e instanceof CoordinatorApiError && (e.status === 400 || e.status === 413);
 
 export class LogShipper {
   private seq = 0;
@@ -52,7 +89,8 @@ export class LogShipper {
       return;
     }
     this.totalBytes += bytes;
-    this.append(stream, data, bytes);
+    if (bytes <= LOG_ENTRY_MAX_BYTES) this.append(stream, data, bytes);
+    else for (const piece of splitUtf8(data)) this.append(stream, piece, Buffer.byteLength(piece));
     if (this.bufferedBytes >= this.flushBytes) void this.flush();
   }
 
@@ -96,7 +134,21 @@ export class LogShipper {
         this.buffer.splice(0, n);
         this.bufferedBytes -= size;
         if (res.cancel) this.opts.onCancel();
+        if (res.truncated) {
+          // The coordinator stored its own "log limit reached" marker; anything more would be dropped there.
+          this.truncated = true;
+          this.gone = true;
+          this.buffer = [];
+          this.bufferedBytes = 0;
+          return;
+        }
       } catch (e) {
+        if (isRefused(e)) {
+          this.opts.logger.warn({ err: (e as Error).message, dropped: n }, 'log batch refused by the coordinator; dropped');
+          this.buffer.splice(0, n);
+          this.bufferedBytes -= size;
+          continue;
+        }
         if (this.opts.isGone(e)) {
           this.gone = true;
           this.buffer = [];

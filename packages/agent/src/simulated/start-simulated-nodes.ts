@@ -24,8 +24,8 @@ export interface SimulatedNodesOptions {
   labels?: Record<string, string>;
   /** Long-poll wait of each node. Default 25000 ms. */
   pollWaitMs?: number;
-  /** Each node registers with this provider token (it is paid for their work and stakes them). */
-  providerToken?: string;
+  /** Each node registers with this enrollment token (its account is paid for their work and stakes them). */
+  enrollmentToken?: string;
   /** Agents started at once. Default 32. */
   concurrency?: number;
   fetch?: typeof fetch;
@@ -48,7 +48,7 @@ export async function startSimulatedNodes(n: number, opts: SimulatedNodesOptions
   const worker = async () => {
     for (let i = next++; i < n; i = next++) {
       const shape = shapes[i] as NodeShape;
-      const config = loadAgentConfig({}, { coordinatorUrl: opts.coordinatorUrl, dataDir: join(opts.dataDir, `sim-${i}`), executor: 'simulated', pollWaitMs: opts.pollWaitMs, providerToken: opts.providerToken });
+      const config = loadAgentConfig({}, { coordinatorUrl: opts.coordinatorUrl, dataDir: join(opts.dataDir, `sim-${i}`), executor: 'simulated', pollWaitMs: opts.pollWaitMs, enrollmentToken: opts.enrollmentToken });
       const identity = await loadOrCreateIdentity(config.dataDir);
       const advertisement = simulatedAdvertisement(i, shape, identity.nodeId, opts);
       nodes[i] = await startAgent(config, { executor, identity, advertisement, clock, random: opts.random, logger, fetch: opts.fetch });

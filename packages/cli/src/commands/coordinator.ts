@@ -5,6 +5,7 @@ import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../co
 import { explainListenError, usageError } from '../errors.js';
 import { toJson } from '../output.js';
 import { waitForShutdown } from '../signals.js';
+import { parseExpiresIn } from './token.js';
 
 interface StartFlags {
   db?: string;
@@ -57,12 +58,13 @@ export function registerCoordinator(program: Command, io: Io): void {
         .command('create')
         .description('create a token for a new account (operator token)')
         .requiredOption('--role <role>', 'buyer or operator')
-        .requiredOption('--name <name>', 'a name for the account, e.g. a person or team'),
+        .requiredOption('--name <name>', 'a name for the account, e.g. a person or team')
+        .option('--expires-in <duration>', 'the token stops working after this long, e.g. 12h, 30d (default: never; same as gpux token create)', parseExpiresIn),
     ),
-  ).action(async (flags: { role: string; name: string; json?: boolean; coordinator?: string; token?: string }) => {
+  ).action(async (flags: { role: string; name: string; expiresIn?: number; json?: boolean; coordinator?: string; token?: string }) => {
     if (flags.role !== 'buyer' && flags.role !== 'operator') throw usageError(`--role must be buyer or operator, got "${flags.role}"`);
     const client = clientFor(io, flags, 'operator');
-    const res = await client.createToken({ role: flags.role, name: flags.name });
+    const res = await client.createToken({ role: flags.role, name: flags.name, ...(flags.expiresIn !== undefined ? { expiresInSeconds: flags.expiresIn } : {}) });
     if (flags.json) return void io.out.write(toJson(res));
     io.out.write(`created ${res.role} token ${res.id} for account ${res.accountId} (shown once):\n${res.token}\n`);
   });

@@ -51,7 +51,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
   const logger = warnLogger((line) => io.err.write(line), 'node');
   try {
     // Loaded here, not at the top: the server's dependencies would slow every other command.
-    const [{ cryptoRandom, issueToken, loadCoordinatorConfig, startCoordinator }, agentPkg] = await Promise.all([import('@gpux/coordinator'), import('@gpux/agent')]);
+    const [{ cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, startCoordinator }, agentPkg] = await Promise.all([import('@gpux/coordinator'), import('@gpux/agent')]);
     const { loadAgentConfig, startAgent, startSimulatedNodes } = agentPkg;
     const choice = await chooseExecutor(flags.executor, io.env, agentPkg);
     const dataDir = flags.dataDir ? resolve(flags.dataDir) : mkdtempSync(join(tmpdir(), 'gpux-dev-'));
@@ -65,6 +65,9 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       port: flags.port,
       logLevel: (io.env.GPUX_LOG_LEVEL ?? 'warn') as CoordinatorConfig['logLevel'],
       devMint: true, // a dev network: accounts may mint test funds
+      // One provider registers every dev node at once: its registration budget and node cap fit the fleet.
+      registerRatePerMin: Math.max(30, 2 * (flags.simulatedNodes + 1)),
+      maxNodesPerProvider: Math.max(1000, flags.simulatedNodes + 1),
     });
     mkdirSync(config.dataDir, { recursive: true });
     const coord = await startCoordinator(config).catch((err: unknown) => {
@@ -74,7 +77,10 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
 
     const operatorToken = coord.bootstrapOperatorToken ?? (await issueToken(coord.store, { role: 'operator', name: 'dev-operator' }, systemClock, cryptoRandom)).token;
     const buyerToken = (await issueToken(coord.store, { role: 'buyer', name: 'dev-buyer' }, systemClock, cryptoRandom)).token;
-    const providerToken = (await issueToken(coord.store, { role: 'buyer', name: 'dev-provider' }, systemClock, cryptoRandom)).token;
+    const provider = await issueToken(coord.store, { role: 'buyer', name: 'dev-provider' }, systemClock, cryptoRandom);
+    const providerToken = provider.token;
+    // The nodes register with an enrollment token of the provider: it can do nothing else.
+    const enrollmentToken = (await issueEnrollment(coord.store, { accountId: provider.accountId, name: 'dev-nodes' }, systemClock, cryptoRandom)).token;
 
     const agentConfig = loadAgentConfig(io.env, {
       coordinatorUrl: coord.url,
@@ -83,14 +89,14 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       allowUnsafeProcess: choice.kind === 'process',
       labels: { [DEV_LOCAL_LABEL]: 'true' },
       logLevel: io.env.GPUX_LOG_LEVEL ?? 'warn',
-      providerToken,
+      enrollmentToken,
     });
     const agent = await startAgent(agentConfig, io.env.GPUX_LOG_LEVEL ? {} : { logger });
     cleanups.push(['local node', () => agent.stop()]);
 
     const nodeIds = [agent.nodeId];
     if (flags.simulatedNodes > 0) {
-      const sims = await startSimulatedNodes(flags.simulatedNodes, { coordinatorUrl: coord.url, dataDir: join(dataDir, 'simulated'), random: cryptoRandom, logger, providerToken });
+      const sims = await startSimulatedNodes(flags.simulatedNodes, { coordinatorUrl: coord.url, dataDir: join(dataDir, 'simulated'), random: cryptoRandom, logger, enrollmentToken });
       cleanups.push(['simulated nodes', () => sims.stop()]);
       nodeIds.push(...sims.nodes.map((n) => n.nodeId));
     }
@@ -109,6 +115,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
     say(`operator token: ${operatorToken}`);
     say(`buyer token: ${buyerToken}`);
     say(`provider token: ${providerToken} (owns the nodes; earns what they are paid)`);
+    say(`enrollment token: ${enrollmentToken} (registers more nodes for the provider: gpux node start --enrollment-token …)`);
     if (funds) say(`test funds: ${formatAmount(funds.buyerFunds, 'usdc')} minted to the buyer; each node staked ${formatAmount(funds.stakePerNode, 'usdc')}`);
     else say('market: off (GPUX_MARKET=off): jobs are free');
     say(`profile: ${profilePath} (url and tokens; \`gpux job …\` in another terminal needs no flags)`);

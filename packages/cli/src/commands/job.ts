@@ -5,7 +5,7 @@ import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../co
 import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
 import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
-import { formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
 import { money, signedMoney } from '../money-format.js';
@@ -37,8 +37,17 @@ export function registerJob(program: Command, io: Io): void {
     if (res.nextCursor) io.out.write(`more: gpux job list --cursor ${res.nextCursor}\n`);
   });
 
-  jsonOption(connectionOptions(job.command('get').description('a job with its attempts and events').argument('<id>', 'job id'))).action(async (id: string, flags: Flags) => {
-    const res = await clientFor(io, flags, 'buyer').getJob(id);
+  jsonOption(
+    connectionOptions(
+      job
+        .command('get')
+        .description('a job with its attempts and its newest events')
+        .argument('<id>', 'job id')
+        .option('--events-before <seq>', 'older events: those before this seq (printed under the events)', intArg('--events-before', 0, Number.MAX_SAFE_INTEGER))
+        .option('--events-limit <n>', 'state and money events per page (1-1000)', intArg('--events-limit', 1, 1000)),
+    ),
+  ).action(async (id: string, flags: Flags & { eventsBefore?: number; eventsLimit?: number }) => {
+    const res = await clientFor(io, flags, 'buyer').getJob(id, { eventsBefore: flags.eventsBefore, eventsLimit: flags.eventsLimit });
     io.out.write(flags.json ? toJson(res) : formatJobDetail(res));
   });
 
@@ -103,7 +112,7 @@ export function registerJob(program: Command, io: Io): void {
       if (written) io.out.write(`wrote ${written.written.length} file(s) to ${flags.out}\n`);
     }
     if (written?.skipped.length) {
-      throw new CliError(`${written.skipped.length} output file(s) were too large to be returned inline and were not written: ${written.skipped.join(', ')}`);
+      throw new CliError(`${written.skipped.length} output file(s) were too large to be returned inline and were not written: ${written.skipped.map(escapeControl).join(', ')}`);
     }
   });
 

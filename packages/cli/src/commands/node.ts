@@ -3,7 +3,7 @@
  * commands `node price` (asks per class) and `node stake` (bond USDC behind a node).
  */
 import { type AskView, formatAmount, type NodeView, SetAskRequest, type StakeView } from '@gpux/protocol';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
 import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
@@ -19,6 +19,7 @@ interface Flags {
 
 interface StartFlags {
   coordinator?: string;
+  enrollmentToken?: string;
   providerToken?: string;
   executor?: string;
   allowUnsafeProcess?: boolean;
@@ -30,6 +31,9 @@ interface StartFlags {
   allowNetwork?: boolean;
   imageAllow?: string;
   imageDeny?: string;
+  defaultCpus?: string;
+  defaultMemoryGb?: string;
+  maxScratchBytes?: string;
 }
 
 export const UNSAFE_PROCESS_NOTE =
@@ -95,7 +99,11 @@ export function registerNode(program: Command, io: Io): void {
     .command('start')
     .description('run a node agent until Ctrl-C or SIGTERM')
     .option('--coordinator <url>', 'coordinator URL (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
-    .option('--provider-token <token>', 'token of the account that owns this node, is paid for its jobs and stakes it (default $GPUX_PROVIDER_TOKEN)')
+    .option(
+      '--enrollment-token <token>',
+      'enrollment token (gpux_enroll_…, from `gpux enrollment create`) of the account that owns this node, is paid for its jobs and stakes it (default $GPUX_ENROLLMENT_TOKEN)',
+    )
+    .addOption(new Option('--provider-token <token>', 'replaced by --enrollment-token').hideHelp())
     .option('--executor <kind>', 'docker (default: each job in an isolated container), process or simulated')
     .option('--allow-unsafe-process', 'let the process executor run jobs as host processes (trusted jobs only)')
     .option('--allow-network', 'give a network to the containers of jobs that ask for one (default: none)')
@@ -105,6 +113,9 @@ export function registerNode(program: Command, io: Io): void {
     .option('--region <region>', 'region advertised to the scheduler')
     .option('--label <k=v>', 'a label to advertise (repeatable)', collectLabel, {})
     .option('--name <name>', 'advertised hostname')
+    .option('--default-cpus <n>', 'CPU limit of a job whose spec sets no cpuCores (default 2, never more than the host has)')
+    .option('--default-memory-gb <n>', 'memory limit of a job whose spec sets no memoryGb (default 4, never more than the host has)')
+    .option('--max-scratch-bytes <n>', 'quota of a job\'s /gpux/scratch; past it the job is stopped (default 10 GiB)')
     .option('--log-level <level>', 'debug, info, warn or error (default info)')
     .action(async (flags: StartFlags) => {
       const shutdown = waitForShutdown();
@@ -112,6 +123,7 @@ export function registerNode(program: Command, io: Io): void {
       const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
       const config = loadAgentConfig(io.env, {
         coordinatorUrl: flags.coordinator ?? fallbackUrl,
+        enrollmentToken: flags.enrollmentToken,
         providerToken: flags.providerToken,
         executor: flags.executor,
         allowUnsafeProcess: flags.allowUnsafeProcess,
@@ -123,7 +135,14 @@ export function registerNode(program: Command, io: Io): void {
         allowNetwork: flags.allowNetwork,
         imageAllow: flags.imageAllow,
         imageDeny: flags.imageDeny,
+        defaultCpus: flags.defaultCpus,
+        defaultMemoryGb: flags.defaultMemoryGb,
+        maxScratchBytes: flags.maxScratchBytes,
       });
+      // Every coordinator refuses a node without one: say so now rather than after the first registration.
+      if (!config.enrollmentToken) {
+        throw usageError('gpux node start needs --enrollment-token (or GPUX_ENROLLMENT_TOKEN): create one with `gpux enrollment create --name <what>` using your account token');
+      }
       if (config.executor === 'docker') {
         const engine = await checkEngine(config.dockerSocket); // an unreachable engine stops here, saying what to do
         io.out.write(`executor: docker (engine ${engine.version} reachable at ${engine.socketPath})\n`);

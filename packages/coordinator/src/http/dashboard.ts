@@ -1,6 +1,7 @@
 /**
  * Serves the dashboard build (packages/dashboard/dist) at /: files with their content types, hashed assets
  * cached for a year, index.html for client routes (/nodes/ID…), and a short how-to-build page when no build exists.
+ * The security headers (CSP, frame-ancestors, nosniff) come from security-headers.ts, for every response.
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
@@ -40,6 +41,8 @@ const NOT_BUILT = `<!doctype html>
 </body></html>
 `;
 
+const NOT_BUILT_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 export interface DashboardOptions {
   /** The built dashboard. Default: packages/dashboard/dist of this workspace. */
   dir?: string;
@@ -77,7 +80,10 @@ export function mountDashboard(app: FastifyInstance, opts: DashboardOptions = {}
     const path = req.url.split('?')[0] ?? '/';
     if (API_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`))) return reply.callNotFound();
     const index = join(root, 'index.html');
-    if (!existsSync(index)) return reply.code(path === '/' ? 200 : 404).header('cache-control', 'no-cache').type(TYPES['.html']!).send(NOT_BUILT);
+    if (!existsSync(index)) {
+      // A static page with one inline style and no script: its own policy.
+      return reply.code(path === '/' ? 200 : 404).header('cache-control', 'no-cache').header('content-security-policy', NOT_BUILT_CSP).type(TYPES['.html']!).send(NOT_BUILT);
+    }
     const file = path === '/' ? undefined : fileFor(root, path);
     if (file) return sendFile(reply, file, path.startsWith('/assets/'));
     // A missing file (a name with an extension) is a 404; anything else is a client route of the app.

@@ -43,13 +43,28 @@ export class NonceCache {
   }
 }
 
-/** Public keys by node id; a node's key never changes (its id is derived from it). */
+/**
+ * Public keys by node id; a node's key never changes (its id is derived from it). It also knows which nodes
+ * were removed (their enrollment revoked with removeNodes), so their requests are refused at once.
+ */
 export class NodeKeyCache {
   private readonly keys = new Map<string, KeyObject>();
+  private readonly removed = new Map<string, number>();
   constructor(private readonly store: Store) {}
 
+  /** A node that registered (again): known, and no longer removed. */
   remember(nodeId: string, publicKeyB64: string): void {
     if (!this.keys.has(nodeId)) this.keys.set(nodeId, publicKeyFromRaw(publicKeyB64));
+    this.removed.delete(nodeId);
+  }
+
+  markRemoved(nodeId: string, at: number): void {
+    this.removed.set(nodeId, at);
+  }
+
+  /** When the node was removed, if it was. Valid after get() of the node. */
+  removedAt(nodeId: string): number | undefined {
+    return this.removed.get(nodeId);
   }
 
   async get(nodeId: string): Promise<KeyObject | undefined> {
@@ -59,6 +74,7 @@ export class NodeKeyCache {
     if (!node) return undefined;
     const key = publicKeyFromRaw(node.publicKey);
     this.keys.set(nodeId, key);
+    if (node.removedAt !== null && node.removedAt !== undefined) this.removed.set(nodeId, node.removedAt);
     return key;
   }
 }
@@ -113,6 +129,13 @@ export async function authenticateNode(deps: NodeAuthDeps, req: FastifyRequest, 
   }
   const parts = { method: req.method, path: req.url, body: req.rawBody ?? '', nodeId, timestamp, nonce };
   if (!verifySignature(parts, signature, key as KeyObject)) fail('bad signature');
+  const removedAt = register ? undefined : deps.keys.removedAt(nodeId);
+  if (removedAt !== undefined) {
+    throw new GpuxError(
+      'UNAUTHORIZED',
+      `node ${nodeId} was removed at ${new Date(removedAt).toISOString()} (its enrollment was revoked): register it again with a valid enrollment token`,
+    );
+  }
   // Claim the nonce only for a valid signature, so forged requests cannot burn a real agent's nonces.
   if (!deps.nonces.claim(nodeId, nonce, now)) fail('this nonce was used already (replay)');
   return nodeId;

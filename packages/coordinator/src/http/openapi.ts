@@ -58,7 +58,7 @@ export function buildOpenApi(serverUrl: string | null): object {
   const health = (summary: string) => ({ get: { summary, tags: ['system'], security: [], responses: { '200': { description: 'OK', ...json(schema(HealthResponse, 'output')) }, '503': { description: 'Not ready', ...json(schema(HealthResponse, 'output')) } } } });
   paths['/healthz'] = health('The process is up');
   paths['/readyz'] = health('The store answers');
-  paths['/metrics'] = { get: { summary: 'Prometheus metrics', tags: ['system'], security: [], responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } } };
+  paths['/metrics'] = { get: { summary: 'Prometheus metrics (an operator token or GPUX_METRICS_TOKEN; open only with GPUX_METRICS=open)', tags: ['system'], security: [{ bearer: [] }], responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': { description: 'No or unknown token' }, '403': { description: 'Not an operator token' } } } };
   return {
     openapi: '3.1.0',
     info: { title: 'gpux coordinator API', version: '1' },

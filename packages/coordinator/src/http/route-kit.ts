@@ -63,7 +63,7 @@ export function mountRoute<N extends RouteName>(
         const registerKey = name === 'register' ? { publicKey: (req.body as { publicKey?: unknown } | undefined)?.publicKey } : undefined;
         auth.nodeId = await authenticateNode({ clock: rt.clock, nonces: rt.nonces, keys: rt.nodeKeys, startedAt: rt.startedAt }, req, registerKey);
       } else if (def.auth === 'buyer' || def.auth === 'operator') {
-        auth.principal = await authenticateBearer(rt.store, req, def.auth);
+        auth.principal = await authenticateBearer(rt.store, req, def.auth, rt.clock);
       }
       const id = (req.params as { id?: string }).id ?? '';
       if (id.length > MAX_ID_LENGTH) throw new GpuxError('REQUEST_INVALID', `ids are at most ${MAX_ID_LENGTH} characters`);

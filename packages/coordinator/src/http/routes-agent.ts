@@ -3,12 +3,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { finishAttempt, heartbeat, startAttempt } from '../services/agent.js';
 import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
-import { register } from '../services/register.js';
+import { RegisterRateLimited, register } from '../services/register.js';
 import { pollWork } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 
 export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
-  mountRoute(app, rt, 'register', ({ nodeId, body }) => register(rt, nodeId, body.publicKey, body.advertisement, body.providerToken));
+  mountRoute(app, rt, 'register', async ({ nodeId, body, req, reply }) => {
+    const legacyProviderToken = typeof req.body === 'object' && req.body !== null && 'providerToken' in req.body;
+    try {
+      return await register(rt, { nodeId, publicKey: body.publicKey, advertisement: body.advertisement, enrollmentToken: body.enrollmentToken, legacyProviderToken });
+    } catch (err) {
+      if (err instanceof RegisterRateLimited) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
+      throw err;
+    }
+  });
   mountRoute(app, rt, 'heartbeat', ({ nodeId, body }) => {
     if (body.rttMs !== undefined) rt.index.noteRtt(nodeId, body.rttMs); // feeds the latency score
     return heartbeat(rt, nodeId, body.activeAttemptIds);

@@ -27,9 +27,16 @@ export function mountBuyerRoutes(app: FastifyInstance, rt: Runtime): void {
     { specBody: true },
   );
   mountRoute(app, rt, 'listJobs', ({ principal, query }) => listJobs(rt, principal, query));
-  mountRoute(app, rt, 'getJob', ({ principal, id }) => getJob(rt, principal, id));
+  mountRoute(app, rt, 'getJob', ({ principal, id, query }) => getJob(rt, principal, id, query));
   mountRoute(app, rt, 'cancelJob', async ({ principal, id }) => ({ job: jobView(await cancelJob(rt, principal, id)) }));
-  mountRoute(app, rt, 'jobLogs', ({ principal, id, query }) => readJobLogs(rt, principal, id, query));
+  mountRoute(app, rt, 'jobLogs', ({ reply, principal, id, query }) => {
+    // The client hung up before the answer: end the long-poll (and free its slot) now.
+    const gone = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    return readJobLogs(rt, principal, id, query, gone.signal);
+  });
   mountRoute(app, rt, 'jobResult', ({ principal, id }) => jobResult(rt, principal, id));
   mountRoute(app, rt, 'whoami', async ({ principal }) => ({ accountId: principal.accountId, role: principal.role, tokenId: principal.tokenId }));
 }

@@ -12,7 +12,12 @@ export function mountOperatorRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'uncordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'active') }));
   mountRoute(app, rt, 'drainNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'draining') }));
   mountRoute(app, rt, 'createToken', async ({ reply, principal, body }) => {
-    const t = await issueToken(rt.store, { role: body.role, name: body.name }, rt.clock, rt.random);
+    const t = await issueToken(
+      rt.store,
+      { role: body.role, name: body.name, ...(body.expiresInSeconds !== undefined ? { expiresInSeconds: body.expiresInSeconds } : {}) },
+      rt.clock,
+      rt.random,
+    );
     rt.logger.info({ tokenId: t.id, accountId: t.accountId, role: body.role, by: principal.accountId }, 'token created');
     reply.code(201);
     return { ...t, role: body.role };

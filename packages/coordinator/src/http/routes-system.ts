@@ -1,6 +1,7 @@
-/** Unauthenticated system routes: liveness, readiness, Prometheus metrics, the OpenAPI document. */
+/** System routes: liveness, readiness and the OpenAPI document (open), Prometheus metrics (operator or metrics token unless GPUX_METRICS=open). */
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
+import { authorizeMetrics } from './metrics-auth.js';
 import { buildOpenApi } from './openapi.js';
 
 const READY_TIMEOUT_MS = 2000;
@@ -21,7 +22,8 @@ export function mountSystemRoutes(app: FastifyInstance, rt: Runtime): void {
       clearTimeout(timer);
     }
   });
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', async (req, reply) => {
+    await authorizeMetrics(rt, req);
     const body = await rt.metrics.registry.metrics();
     return reply.type(rt.metrics.registry.contentType).send(body);
   });

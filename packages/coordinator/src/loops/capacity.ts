@@ -1,17 +1,20 @@
 /**
  * Rebuild the capacity index from the store at start: every node, its track record (reliability,
- * performance), then every active attempt's reservation (with its buyer, for fair share, and gang flag).
+ * performance), the market's quotes, asks and stakes, then every active attempt's reservation (with its
+ * buyer, for fair share, gang flag and stake lock).
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
 import { jobCpu, type JobRecord, jobMemoryMb, type NodeRecord } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
-import { applyNodeAsks } from '../services/market.js';
+import { applyNodeAsks, quoteFromBook } from '../services/market.js';
 import { DAY_MS } from '../services/price-book.js';
 
 const PAGE = 1000;
 
 export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attempts: number }> {
   const { store, index, offlineNodes } = rt;
+  // Nodes are priced (index, floor per class) from the book, which is loaded below.
+  quoteFromBook(rt);
   let nodes = 0;
   let cursor: string | undefined;
   const nodeRecords: NodeRecord[] = [];
@@ -36,6 +39,7 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
   const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
   const history = latest.length ? await store.priceHistory({ sinceAt: since, limit: 1_000_000 }) : [];
   rt.book.load([...history, ...latest].sort((a, b) => a.epoch - b.epoch), await store.listAsks());
+  index.quotes.refresh();
   for (const n of nodeRecords) applyNodeAsks(rt, n.id, n.providerId, n.advertisement.gpus);
   for (const s of await store.listStakes()) index.setStake(s.nodeId, s.staked);
   const jobs = new Map<string, JobRecord | undefined>();

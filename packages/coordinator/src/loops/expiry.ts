@@ -1,8 +1,11 @@
 /**
- * The expiry pass: nodes without a heartbeat for nodeOfflineAfterMs go offline; attempts whose lease
- * ran out are lost and their jobs move on (requeue with backoff, fail, or cancel).
+ * The expiry pass: nodes without a heartbeat for nodeOfflineAfterMs go offline (in the store and in the
+ * capacity index, which the market counts supply from); attempts whose lease ran out are lost and their
+ * jobs move on (requeue with backoff, fail, or cancel); queued jobs past their queue timeout fail with the
+ * reason and their escrow returns (services/queue-timeouts.ts).
  */
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { expireQueuedJobs } from '../services/queue-timeouts.js';
 
 const EXPIRE_BATCH = 1000;
 
@@ -39,7 +42,8 @@ export class ExpiryLoop {
     // After a restart every node counts as online for nodeOfflineAfterMs: the coordinator was the one away.
     if (now >= this.rt.startedAt + config.nodeOfflineAfterMs) {
       for (const nodeId of await store.markStaleNodesOffline(now - config.nodeOfflineAfterMs, now)) {
-        index.setSchedulable(nodeId, false);
+        // The index follows the store: offline, out of the buckets and out of the market's supply.
+        index.setStatus(nodeId, 'offline');
         this.rt.offlineNodes.add(nodeId);
         logger.info({ nodeId }, 'node offline: no heartbeat');
       }
@@ -48,10 +52,13 @@ export class ExpiryLoop {
       const lost = await store.expireLeases(now, this.rt.decider, EXPIRE_BATCH);
       for (const l of lost) {
         metrics.leaseExpiries.inc();
-        attemptEnded(this.rt, l.attemptId, l.jobId, 'lost');
-        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, 'lease expired: attempt lost');
+        // cancelled: the job's cancel grace ran out while its node still held the attempt (store requestCancel).
+        const outcome = l.outcome ?? 'lost';
+        attemptEnded(this.rt, l.attemptId, l.jobId, outcome);
+        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `lease expired: attempt ${outcome}`);
       }
       if (lost.length < EXPIRE_BATCH) break;
     }
+    await expireQueuedJobs(this.rt, now);
   }
 }

@@ -2,7 +2,9 @@
  * The scheduling pass: refresh the index (ended gang members, node track records and auto-cordons), claim
  * queued jobs fairly (a share per buyer and priority class), place them with the scheduler, write the
  * placements in one store transaction, wake the chosen nodes' work long-polls. Runs every
- * schedulePassIntervalMs and soon after a kick; one at a time.
+ * schedulePassIntervalMs and soon after a kick; one at a time. Claimed jobs carry their spec's scheduling view
+ * (no command, args, env, labels or inputs: the store never reads those for a pass), so a pass costs the same
+ * whatever the size of the queued specs (bench/scheduling-pass).
  */
 import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';

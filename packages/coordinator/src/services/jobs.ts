@@ -1,13 +1,11 @@
 /** Buyer-side job operations: submit (idempotent), list, get, cancel. Visibility: buyers see only their own. */
 import { GpuxError, isGpuxError, type JobRecord, newId } from '@gpux/core';
 import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
-import { formatAmount, JOB_STATES } from '@gpux/protocol';
+import { AttemptEventType, formatAmount, JOB_STATES } from '@gpux/protocol';
 import { canSeeBuyer, type Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
 import { attemptView, eventView, jobView } from '../views.js';
 import { paymentFor } from './market.js';
-
-const EVENTS_PER_JOB = 1000;
 
 /** The job, if this principal may see it; someone else's job is reported missing, not forbidden. */
 export async function visibleJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
@@ -31,7 +29,16 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
   const now = rt.clock.now();
   const payment = paymentFor(rt, spec);
   const { job, created } = await rt.store
-    .submitJob({ id: newId('job', now, rt.random), buyerId: p.accountId, spec, idempotencyKey, now, ...(payment ? { payment } : {}) })
+    .submitJob({
+      id: newId('job', now, rt.random),
+      buyerId: p.accountId,
+      spec,
+      idempotencyKey,
+      now,
+      ...(payment ? { payment } : {}),
+      // Operators are exempt: the bound is against a buyer crowding the queue (issue 10 item 7).
+      ...(p.role === 'operator' ? {} : { maxQueued: rt.config.maxQueuedPerBuyer }),
+    })
     .catch((err: unknown) => {
       if (!(isGpuxError(err) && err.code === 'INSUFFICIENT_FUNDS' && payment)) throw err;
       const c = payment;
@@ -71,16 +78,29 @@ export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; l
   return { jobs: page.items.map(jobView), nextCursor: page.nextCursor };
 }
 
-export async function getJob(rt: Runtime, p: Principal, id: string): Promise<GetJobResponse> {
+/**
+ * The job with its newest events: a page of its own (state, money) events and the node-reported ones in
+ * their range, so a node's image-pull events can never push the job's end or its charges out of view.
+ */
+export async function getJob(rt: Runtime, p: Principal, id: string, q: { eventsBefore?: number | undefined; eventsLimit: number } = { eventsLimit: 200 }): Promise<GetJobResponse> {
   const job = await visibleJob(rt, p, id);
-  const [attempts, events] = await Promise.all([rt.store.listAttempts(id), rt.store.listEvents('job', id, EVENTS_PER_JOB)]);
-  return { job: jobView(job), attempts: attempts.map(attemptView), events: events.map(eventView) };
+  const [attempts, page] = await Promise.all([
+    rt.store.listAttempts(id),
+    rt.store.listJobHistory(id, { limit: q.eventsLimit, nodeTypes: AttemptEventType.options, ...(q.eventsBefore !== undefined ? { before: q.eventsBefore } : {}) }),
+  ]);
+  return {
+    job: jobView(job),
+    attempts: attempts.map(attemptView),
+    events: page.events.map(eventView),
+    moreEventsBefore: page.moreBefore,
+    nodeEventsElided: page.nodeElided,
+  };
 }
 
 /** Queued: cancelled at once. Running: cancelRequested, and the node hears it on its next call or long-poll. */
 export async function cancelJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
   await visibleJob(rt, p, id);
-  const { job, stopAttemptIds } = await rt.store.requestCancel(id, rt.clock.now());
+  const { job, stopAttemptIds } = await rt.store.requestCancel(id, rt.clock.now(), rt.config.cancelGraceMs);
   rt.logger.info({ jobId: id, state: job.state, stopAttemptIds }, 'job cancel requested');
   rt.logs.wake(id);
   for (const attemptId of stopAttemptIds) {

@@ -4,6 +4,7 @@
  */
 import {
   type AttemptPriceRecord,
+  CLASS_CATALOGUE,
   CPU_CLASS,
   clearingPrice,
   GpuxError,
@@ -16,11 +17,13 @@ import {
   type Placement,
   type PricePointRecord,
   requirementsOf,
+  stakeToLock,
   unitsOf,
   utilizationBps,
 } from '@gpux/core';
-import type { GpuDevice, JobSpec } from '@gpux/protocol';
+import { formatAmount, type GpuDevice, type JobSpec } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
+import { supplyAndDemand } from './market-demand.js';
 
 const policyOf = (rt: Runtime) => ({ targetUtilizationBps: rt.config.marketTargetBps, maxStepBps: rt.config.marketMaxStepBps });
 
@@ -29,20 +32,52 @@ export function acceptedClasses(rt: Runtime, spec: JobSpec): string[] {
   if (spec.resources.gpu.count === 0) return [CPU_CLASS];
   const req = requirementsOf({ spec, avoidNodeIds: [] });
   const out = new Set<string>();
-  for (const p of rt.index.poolsFor(req)) out.add(marketClassOf({ vendor: p.cls.vendor, model: p.cls.model, vramMb: p.cls.vramGb * 1024 }));
+  for (const p of rt.index.poolsFor(req)) out.add(p.marketClass);
   return [...out];
+}
+
+/** Whether a catalogue class (`vendor-model-VRAMgb`) would meet the job's GPU want, as far as its name tells. */
+function catalogueFits(cls: string, want: ReturnType<typeof requirementsOf>['gpu']): boolean {
+  const [vendor = '', model = '', vram = ''] = cls.split('-');
+  if (want.vendor !== undefined && vendor !== want.vendor) return false;
+  if (want.models !== undefined && !want.models.some((m) => model.includes(m.replace(/[^a-z0-9]/g, '')))) return false;
+  return want.minVramMb === undefined || Number.parseInt(vram, 10) * 1024 + 512 >= want.minVramMb;
+}
+
+/**
+ * The lowest floor among the classes a job accepts: those on the network now; with none, the catalogue's
+ * classes its GPU want names, and the default floor of a class the catalogue does not know.
+ */
+function lowestFloor(rt: Runtime, spec: JobSpec, accepted: readonly string[]): { floor: number; cls: string } {
+  let classes = [...accepted];
+  if (classes.length === 0) {
+    const want = requirementsOf({ spec, avoidNodeIds: [] }).gpu;
+    classes = Object.keys(CLASS_CATALOGUE).filter((c) => c !== CPU_CLASS && catalogueFits(c, want));
+    classes.push('a GPU class new to the catalogue');
+  }
+  let best = { floor: Number.POSITIVE_INFINITY, cls: '' };
+  for (const cls of classes) {
+    const floor = rt.book.floor(cls);
+    if (floor < best.floor) best = { floor, cls };
+  }
+  return best;
 }
 
 /**
  * What a new job may cost: its cap (maxPricePerGpuHour, or the market cap: the dearest accepted class's
  * index plus one epoch's step) and the escrow to hold. undefined when the coordinator runs without a market.
+ * A cap below the floor of every class the job accepts could never clear (nothing in a market runs below
+ * its class floor): SPEC_INVALID on maxPricePerGpuHour naming the floor, before anything is held. So a
+ * market job's hold is never 0.
  */
 export function paymentFor(rt: Runtime, spec: JobSpec): JobPaymentRecord | undefined {
   if (!rt.config.market) return undefined;
+  const asset = spec.asset ?? 'usdc';
+  const accepted = acceptedClasses(rt, spec);
   let cap = spec.maxPricePerGpuHour;
   if (cap === undefined) {
     cap = marketCap(
-      acceptedClasses(rt, spec).map((c) => rt.book.price(c)),
+      accepted.map((c) => rt.book.price(c)),
       rt.config.marketMaxStepBps,
     );
     if (cap === undefined) {
@@ -51,7 +86,17 @@ export function paymentFor(rt: Runtime, spec: JobSpec): JobPaymentRecord | undef
       });
     }
   }
-  return { asset: spec.asset ?? 'usdc', capPerUnitHour: cap, units: unitsOf(spec), held: holdFor(spec, cap) };
+  const low = lowestFloor(rt, spec, accepted);
+  const per = spec.resources.gpu.count === 0 ? 'job-hour' : 'GPU-hour';
+  if (cap < low.floor) {
+    const floor = `${formatAmount(low.floor, asset)} (${low.floor} minor units) per ${per}`;
+    throw new GpuxError('SPEC_INVALID', `maxPricePerGpuHour ${cap} is below the price floor of every class this job accepts (lowest: ${low.cls}, ${floor}); nothing in the market runs below its class floor`, {
+      problems: [{ path: 'maxPricePerGpuHour', message: `at least ${low.floor} (${formatAmount(low.floor, asset)} per ${per}, the floor of ${low.cls}); see \`gpux market prices\`` }],
+    });
+  }
+  const held = holdFor(spec, cap);
+  if (held <= 0) throw new Error(`invariant: a market job holds ${held} (cap ${cap})`);
+  return { asset, capPerUnitHour: cap, units: unitsOf(spec), held };
 }
 
 /** The class a placement's work is priced in: its first GPU's, or cpu. */
@@ -64,8 +109,11 @@ function classOfPlacement(rt: Runtime, p: Placement): string | undefined {
 }
 
 /**
- * Give each placement of a market job its clearing price. A placement that cannot clear (the ask rose, the
- * node lost its provider) is dropped with its whole gang; the caller releases what was dropped.
+ * Give each placement of a market job its clearing price (core market/clearing.ts: never below the class
+ * floor, the node's gross ask, or the index for a node without an ask; never above the cap) and the stake
+ * it locks at that price, which the index learns in place of the placer's estimate. A placement that cannot
+ * clear (the ask rose, the node lost its provider) or whose node's free stake no longer covers its lock is
+ * dropped with its whole gang; the caller releases what was dropped.
  */
 export function pricePlacements(rt: Runtime, jobs: ReadonlyMap<string, JobRecord>, placements: Placement[]): { priced: Placement[]; dropped: Placement[] } {
   const bad = new Set<string>();
@@ -80,8 +128,21 @@ export function pricePlacements(rt: Runtime, jobs: ReadonlyMap<string, JobRecord
       continue;
     }
     const pay = job.payment;
-    const price = clearingPrice({ index: rt.book.price(cls), ask: rt.book.ask(providerId, cls) ?? 0, cap: pay.capPerUnitHour, feeBps: rt.config.treasuryFeeBps });
-    if (price === null) {
+    const price = clearingPrice({
+      index: rt.book.price(cls),
+      floor: rt.book.floor(cls),
+      ask: rt.book.ask(providerId, cls),
+      cap: pay.capPerUnitHour,
+      feeBps: rt.config.treasuryFeeBps,
+    });
+    if (price === null || price <= 0) {
+      bad.add(p.jobId);
+      continue;
+    }
+    const stakeLock = stakeToLock(price, pay.units, job.spec.timeoutSeconds);
+    rt.index.setStakeLock(p.attemptId, stakeLock);
+    // The reservation's lock is already counted in stakeLocked: the node must still hold stake for all of them.
+    if (stakeLock <= 0 || node.stake - node.stakeLocked < 0) {
       bad.add(p.jobId);
       continue;
     }
@@ -91,7 +152,7 @@ export function pricePlacements(rt: Runtime, jobs: ReadonlyMap<string, JobRecord
       units: pay.units,
       feeBps: rt.config.treasuryFeeBps,
       providerId,
-      stakeLock: requirementsOf(job).stakeNeeded,
+      stakeLock,
       marketClass: cls,
     };
     p.price = record;
@@ -109,34 +170,13 @@ export function applyNodeAsks(rt: Runtime, nodeId: string, providerId: string | 
 }
 
 /**
- * One epoch of the index: per class, supply (GPUs on online, active nodes; CPU cores for cpu) and demand
- * (busy units plus what due queued jobs want at the index: a job's units split evenly over the classes it
- * accepts whose index is within its cap, so demand falls as the price rises), then each price moves toward
- * the target utilization. Recorded, then applied to the book.
+ * One epoch of the index: per class, supply and demand (services/market-demand.ts: only live nodes supply,
+ * only queued jobs that fit a live node and whose cap reaches the index demand, bounded per buyer), then
+ * each price moves toward the target utilization. Recorded, then applied to the book and to the quotes
+ * the scheduler prices nodes with.
  */
 export async function runEpoch(rt: Runtime, now: number): Promise<PricePointRecord[]> {
-  const supply = new Map<string, number>();
-  const demand = new Map<string, number>();
-  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
-  for (const n of rt.index.allNodes()) {
-    if (n.status !== 'online') continue;
-    const taking = n.adminState === 'active';
-    for (const g of n.gpus) {
-      const cls = marketClassOf(g);
-      const busy = !n.freeGpus.has(g.index);
-      if (taking || busy) add(supply, cls, 1);
-      if (busy) add(demand, cls, 1);
-    }
-    if (taking) add(supply, CPU_CLASS, n.cpuCores);
-    add(demand, CPU_CLASS, n.cpuCores - n.freeCpu);
-  }
-  for (const job of await rt.store.claimQueued(now, rt.config.scheduleBatchSize)) {
-    // Demand at the index: a queued job counts for the classes whose index is within its cap.
-    const cap = job.payment?.capPerUnitHour ?? Number.POSITIVE_INFINITY;
-    const classes = acceptedClasses(rt, job.spec).filter((c) => rt.book.price(c) <= cap);
-    const want = job.spec.resources.gpu.count > 0 ? job.spec.resources.gpu.count * (job.spec.nodes ?? 1) : (job.spec.resources.cpuCores ?? 1) * (job.spec.nodes ?? 1);
-    for (const c of classes) add(demand, c, want / classes.length);
-  }
+  const { supply, demand } = await supplyAndDemand(rt, now);
   const policy = policyOf(rt);
   const epoch = rt.book.epoch + 1;
   const classes = new Set([...supply.keys(), ...demand.keys(), ...rt.book.classes()]);
@@ -148,5 +188,11 @@ export async function runEpoch(rt: Runtime, now: number): Promise<PricePointReco
   });
   await rt.store.recordPrices(points);
   for (const p of points) rt.book.note(p);
+  rt.index.quotes.refresh();
   return points;
+}
+
+/** Price the capacity index's nodes from the book (at start; runEpoch refreshes after each epoch). */
+export function quoteFromBook(rt: Runtime): void {
+  rt.index.quotes.setSource((cls) => ({ index: rt.book.price(cls), floor: rt.book.floor(cls) }));
 }

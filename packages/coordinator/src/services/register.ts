@@ -1,28 +1,98 @@
-/** Node registration: bind the node to its provider, put it in the capacity index with its asks. */
+/**
+ * Node registration: only with a provider's enrollment token (issue 10 item 2). The token binds the node
+ * to its provider account; registrations are rate-limited per provider and counted against the provider's
+ * and the enrollment's node limits; the advertisement is checked for consistency (known models' memory, a
+ * GPU uuid that another provider's node holds). Then the node enters the capacity index with its asks.
+ */
 import { GpuxError } from '@gpux/core';
 import type { NodeAdvertisement, RegisterResponse } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
-import { hashToken } from '../tokens.js';
+import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
+import { adProblems } from './advertisement-check.js';
 import { applyNodeAsks } from './market.js';
+import { RegisterRate } from './register-rate.js';
 
-/** The account a provider token names; a token that is unknown is refused, so a typo never registers an unpaid node. */
-async function providerOf(rt: Runtime, providerToken: string | undefined): Promise<string | undefined> {
-  if (providerToken === undefined) return undefined;
-  const t = await rt.store.findTokenByHash(hashToken(providerToken));
-  if (!t) throw new GpuxError('UNAUTHORIZED', 'the provider token is unknown or revoked: create one with `gpux coordinator token create` and pass it as --provider-token');
-  return t.accountId;
+const HOW = 'create one with `gpux enrollment create` (or POST /v1/enrollments) and start the agent with --enrollment-token';
+
+/** One limiter per runtime (a coordinator process), created on first use. */
+const rates = new WeakMap<Runtime, RegisterRate>();
+function rateOf(rt: Runtime): RegisterRate {
+  let r = rates.get(rt);
+  if (!r) {
+    r = new RegisterRate(rt.config.registerRatePerMin);
+    rates.set(rt, r);
+  }
+  return r;
 }
 
-export async function register(rt: Runtime, nodeId: string, publicKey: string, advertisement: NodeAdvertisement, providerToken?: string): Promise<RegisterResponse> {
+export interface RegisterInput {
+  nodeId: string;
+  publicKey: string;
+  advertisement: NodeAdvertisement;
+  enrollmentToken?: string | undefined;
+  /** The body had the old `providerToken` field: the refusal says what replaced it. */
+  legacyProviderToken?: boolean;
+}
+
+/** The enrollment a token names; every way it can fail is a 401 that says how to fix it. */
+async function enrollmentOf(rt: Runtime, input: RegisterInput) {
+  const token = input.enrollmentToken;
+  if (token === undefined) {
+    if (input.legacyProviderToken) throw new GpuxError('UNAUTHORIZED', `providerToken is no longer accepted: nodes register with an enrollment token (gpux_enroll_…); ${HOW}`);
+    throw new GpuxError('UNAUTHORIZED', `registration needs an enrollment token (enrollmentToken): ${HOW}`);
+  }
+  if (!token.startsWith(ENROLLMENT_TOKEN_PREFIX)) {
+    const bearer = token.startsWith(TOKEN_PREFIX);
+    throw new GpuxError(
+      'UNAUTHORIZED',
+      bearer ? `an account bearer token cannot register nodes (it could withdraw your money if a node leaked it): ${HOW}` : `enrollmentToken must be a gpux_enroll_… token: ${HOW}`,
+    );
+  }
+  const e = await rt.store.findEnrollmentByHash(hashToken(token));
+  if (!e) throw new GpuxError('UNAUTHORIZED', `unknown enrollment token: ${HOW}`);
+  return e;
+}
+
+export async function register(rt: Runtime, input: RegisterInput): Promise<RegisterResponse> {
+  const { nodeId, publicKey, advertisement } = input;
   const now = rt.clock.now();
-  const providerId = await providerOf(rt, providerToken);
-  const node = await rt.store.registerNode({ id: nodeId, publicKey, advertisement, now, ...(providerId ? { providerId } : {}) });
+  const enrollment = await enrollmentOf(rt, input);
+  // Every try with a real enrollment counts, refused ones too, so probing the checks is as slow as registering.
+  const waitMs = rateOf(rt).take(enrollment.accountId, now);
+  if (waitMs > 0) {
+    throw new RegisterRateLimited(
+      `provider ${enrollment.accountId} registered ${rt.config.registerRatePerMin} nodes in the last minute, the most allowed (GPUX_REGISTER_RATE_PER_MIN); retry in ${Math.ceil(waitMs / 1000)} s`,
+      waitMs,
+    );
+  }
+  const problems = adProblems(advertisement);
+  if (problems.length > 0) {
+    throw new GpuxError('REQUEST_INVALID', `the advertisement is inconsistent: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
+  }
+  // Revocation, expiry, node limits and the GPU uuid check run inside the store's transaction.
+  const node = await rt.store.registerNode({
+    id: nodeId,
+    publicKey,
+    advertisement,
+    now,
+    providerId: enrollment.accountId,
+    enrollment: { id: enrollment.id, maxProviderNodes: rt.config.maxNodesPerProvider },
+  });
   rt.nodeKeys.remember(nodeId, publicKey);
   rt.index.upsertNode(node);
   applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
   rt.offlineNodes.delete(nodeId);
-  rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length }, 'node registered');
+  rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length, enrollmentId: enrollment.id }, 'node registered');
   rt.scheduling.kick();
   return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };
 }
 
+/** RATE_LIMITED with the wait, so the route can send Retry-After. */
+export class RegisterRateLimited extends GpuxError {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super('RATE_LIMITED', message);
+  }
+}

@@ -1,7 +1,14 @@
-/** The agent's work long-poll: its assigned attempts (until started) and cancels, woken by the scheduler. */
+/**
+ * The agent's work long-poll: its assigned attempts (until started) and cancels, woken by the scheduler.
+ * At most workPollsPerNode polls per node wait at once (one, plus one left over from a dropped connection).
+ */
 import { performance } from 'node:perf_hooks';
+import { GpuxError } from '@gpux/core';
 import type { Assignment } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
+import { PollSlots } from '../waiters.js';
+
+const slotsOf = new WeakMap<Runtime, PollSlots>();
 
 export interface WorkSnapshot {
   assignments: Assignment[];
@@ -34,6 +41,26 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
 
 /** Wait up to `waitMs` for news for this node; always answers with the node's full current set. */
 export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkSnapshot> {
+  let slots = slotsOf.get(rt);
+  if (!slots) {
+    slots = new PollSlots();
+    slotsOf.set(rt, slots);
+  }
+  const max = rt.config.workPollsPerNode;
+  const release = slots.take(nodeId, max);
+  if (!release) {
+    throw new GpuxError('LIMIT_EXCEEDED', `node ${nodeId} already holds ${max} work long-polls (the limit); wait for one to return before polling again`, {
+      problems: [{ path: 'waitMs', message: `at most ${max} concurrent work polls per node` }],
+    });
+  }
+  try {
+    return await waitForWork(rt, nodeId, waitMs);
+  } finally {
+    release();
+  }
+}
+
+async function waitForWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkSnapshot> {
   const begin = performance.now();
   const redeliverMs = rt.config.heartbeatIntervalMs;
   for (;;) {

@@ -1,11 +1,13 @@
 /**
  * Attempt verbs: read, start, finish (idempotent, with outputs, settling the attempt's money), and the lease
  * side (expire, extend). A lost attempt is not settled further: the runtime since its last chunk is the
- * provider's loss.
+ * provider's loss. An attempt of a cancelled job (stop_by set) whose lease ran to its stop_by (its node kept
+ * heartbeating but never stopped it) ends as cancelled, charged up to stop_by; one whose node went silent
+ * before then is lost as usual.
  */
 import { type AttemptRecord, type FinishAttemptInput, GpuxError, type JobRecord, type LostAttempt, type TransitionDecider } from '@gpux/core';
 import type { AttemptState, OutputFile } from '@gpux/protocol';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
 import { selectJobRow } from './jobs.js';
@@ -113,7 +115,8 @@ export function finishAttempt(
     const a = await lockAttempt(trx, ctx, input.attemptId);
     if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);
     if (!ACTIVE.includes(a.state as AttemptState)) {
-      if (a.state === input.outcome && a.output_digest === input.outputDigest) {
+      // A cancelled attempt the coordinator ended (cancel grace, gang stop) has no digest: any late 'cancelled' repeats it.
+      if (a.state === input.outcome && (a.output_digest === input.outputDigest || a.state === 'cancelled')) {
         return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
       }
       const why = a.state === 'lost' ? ' (its lease expired first)' : '';
@@ -173,6 +176,7 @@ export async function getOutputs(ctx: StoreContext, attemptId: string): Promise<
 }
 
 export const LEASE_EXPIRED = 'lease expired: the node stopped heartbeating';
+export const CANCEL_GRACE_EXPIRED = 'cancelled by the buyer: the node did not stop the attempt within the cancel grace';
 
 /**
  * Candidates are read unlocked; each is then ended in a transaction of its own that takes the job, its
@@ -195,15 +199,26 @@ export async function expireLeases(ctx: StoreContext, now: number, decide: Trans
       if (ctx.q.forUpdate) await selectJobRow(trx, ctx, c.job_id, true);
       const a = await selectAttemptRow(trx, ctx, c.id, true);
       if (!a || !ACTIVE.includes(a.state as AttemptState) || a.lease_expires_at === null || Number(a.lease_expires_at) >= now) return undefined;
-      await trx.updateTable('attempts').set({ state: 'lost', error: LEASE_EXPIRED, lease_expires_at: null, finished_at: now }).where('id', '=', a.id).execute();
-      const end = { outcome: 'lost' as const, exitCode: null, error: null };
+      const stopBy = a.stop_by === null || a.stop_by === undefined ? null : Number(a.stop_by);
+      const outcome: 'cancelled' | 'lost' = stopBy !== null && Number(a.lease_expires_at) >= stopBy ? 'cancelled' : 'lost';
+      const error = outcome === 'cancelled' ? CANCEL_GRACE_EXPIRED : LEASE_EXPIRED;
+      let ended = await trx
+        .updateTable('attempts')
+        .set({ state: outcome, error, lease_expires_at: null, finished_at: now })
+        .where('id', '=', a.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      let charged: NewEvent[] = [];
+      if (outcome === 'cancelled' && ended.price_asset !== null) {
+        const job = await jobOf(trx, ctx, a, true);
+        ({ row: ended, events: charged } = await settleAttemptIn(trx, ctx, ended, job.spec.timeoutSeconds, now));
+      }
+      const end = { outcome, exitCode: null, error: outcome === 'cancelled' ? error : null };
       const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, now);
-      await recordAttemptOutcome(trx, ctx, { nodeId: a.node_id, job: moved.job, gpuIndices: JSON.parse(a.gpu_indices), outcome: 'lost', exitCode: null, durationMs: null, now });
-      await insertEvents(trx, ctx, [
-        { at: now, subject: 'job', subjectId: a.job_id, type: 'attempt.lost', data: { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at } },
-        ...moved.events,
-      ]);
-      return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state };
+      await recordAttemptOutcome(trx, ctx, { nodeId: a.node_id, job: moved.job, gpuIndices: JSON.parse(a.gpu_indices), outcome, exitCode: null, durationMs: null, now });
+      const data = { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at, ...(stopBy !== null ? { stopBy } : {}) };
+      await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: a.job_id, type: `attempt.${outcome}`, data }, ...charged, ...moved.events]);
+      return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state, outcome };
     });
     if (one) lost.push(one);
   }
@@ -213,7 +228,8 @@ export async function expireLeases(ctx: StoreContext, now: number, decide: Trans
 export async function extendActiveLeases(ctx: StoreContext, minExpiresAt: number): Promise<number> {
   const res = await ctx.db
     .updateTable('attempts')
-    .set({ lease_expires_at: minExpiresAt })
+    // A cancelled job's attempt is never leased past its stop_by, across restarts too.
+    .set({ lease_expires_at: sql<number>`case when stop_by is not null and stop_by < ${minExpiresAt} then stop_by else ${minExpiresAt} end` })
     .where('state', 'in', ACTIVE)
     .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', minExpiresAt)]))
     .executeTakeFirst();

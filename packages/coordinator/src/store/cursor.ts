@@ -23,3 +23,15 @@ export function decodeCursor<T extends readonly ('string' | 'number')[]>(
   }
   return parsed as { [K in keyof T]: T[K] extends 'number' ? number : string };
 }
+
+/** The id a keyset page by id continues after, or undefined for the first page. */
+export function afterId(cursor: string | undefined): string | undefined {
+  return cursor ? decodeCursor(cursor, ['string'] as const)[0] : undefined;
+}
+
+/** A page of rows read ordered by id with `limit + 1` (the extra row says there is more), mapped to records. */
+export function pageById<R, T extends { id: string }>(rows: readonly R[], limit: number, map: (r: R) => T): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit).map(map);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
+}

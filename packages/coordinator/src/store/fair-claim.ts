@@ -2,11 +2,12 @@
  * The fair-share claim and a queued job's standing (core scheduler/fairness.ts has the rules and an
  * in-memory reference). Pairs (buyer, priority) are found one index seek at a time on jobs_fair_claim, so a
  * buyer with 10,000 queued jobs costs one seek, not 10,000 rows; each pair's oldest due jobs are one
- * ordered range scan.
+ * ordered range scan. Claims read each spec's scheduling view, never its payload (jobs.spec_payload).
  */
 import type { JobRecord, QueueStanding } from '@gpux/core';
 import type { StoreContext } from './context.js';
-import { jobFromRow } from './rows.js';
+import { claimSelection } from './queue.js';
+import { queuedJobFromRow } from './rows.js';
 
 interface Pair {
   buyerId: string;
@@ -70,7 +71,7 @@ export async function claimQueuedFair(ctx: StoreContext, now: number, limit: num
   const full: Array<{ pair: Pair; last: JobRecord }> = [];
   for (const p of found) {
     const rows = await duePairJobs(ctx, p, now, per);
-    for (const r of rows) out.push(jobFromRow(r));
+    for (const r of rows) out.push(queuedJobFromRow(r));
     const last = out.at(-1);
     if (rows.length === per && last) full.push({ pair: p, last });
   }
@@ -78,16 +79,14 @@ export async function claimQueuedFair(ctx: StoreContext, now: number, limit: num
   const left = n - out.length;
   if (left > 0 && full.length > 0) {
     const more = Math.ceil(left / full.length);
-    for (const f of full) for (const r of await duePairJobs(ctx, f.pair, now, more, f.last)) out.push(jobFromRow(r));
+    for (const f of full) for (const r of await duePairJobs(ctx, f.pair, now, more, f.last)) out.push(queuedJobFromRow(r));
   }
   return out;
 }
 
 /** A pair's oldest due jobs (after `after` in (created_at, id) order when given). */
 function duePairJobs(ctx: StoreContext, p: Pair, now: number, limit: number, after?: JobRecord) {
-  return ctx.db
-    .selectFrom('jobs')
-    .selectAll()
+  return claimSelection(ctx.db)
     .where('state', '=', 'queued')
     .where('buyer_id', '=', p.buyerId)
     .where('priority', '=', p.priority)

@@ -27,7 +27,7 @@ export function parseDbUrl(dbUrl: string): { dialect: 'sqlite'; path: string } |
   });
 }
 
-export function openStore(dbUrl: string): Promise<Store> {
+export function openStore(dbUrl: string, opts: { onModeFixed?: (message: string) => void } = {}): Promise<Store> {
   const target = parseDbUrl(dbUrl);
-  return target.dialect === 'postgres' ? openPostgresStore(target.url) : openSqliteStore(target.path);
+  return target.dialect === 'postgres' ? openPostgresStore(target.url) : openSqliteStore(target.path, opts);
 }

@@ -1,11 +1,11 @@
 /** Job verbs: submit (idempotent, holding the job's escrow), read, list, cancel (releasing it), count. */
-import { GpuxError, type JobRecord, jobPriority, type NewJob, type Page, PRIORITY_RANK } from '@gpux/core';
+import { CANCEL_GRACE_MS, GpuxError, type JobRecord, jobPriority, type NewJob, type Page, PRIORITY_RANK } from '@gpux/core';
 import { JOB_STATES, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
-import { type JobRow, jobFromRow, paymentColumns } from './rows.js';
+import { type JobRow, jobFromRow, paymentColumns, specColumns } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
 
@@ -25,6 +25,28 @@ function findByKey(trx: Kysely<Database>, buyerId: string, key: string): Promise
   return trx.selectFrom('jobs').selectAll().where('buyer_id', '=', buyerId).where('idempotency_key', '=', key).executeTakeFirst();
 }
 
+/**
+ * Queued jobs per buyer (issue 10 item 7): at `max` already queued, a new one is refused before anything is
+ * written or held. On PostgreSQL a transaction-scoped advisory lock per buyer makes concurrent submits count
+ * one after another; SQLite's write transaction is already exclusive. The count is one range of the
+ * jobs_fair_claim index (state, buyer_id, …), at most `max` entries.
+ */
+async function checkQueuedLimit(trx: Kysely<Database>, ctx: StoreContext, buyerId: string, max: number): Promise<void> {
+  if (ctx.q.forUpdate) await sql`select pg_advisory_xact_lock(7007, hashtext(${buyerId}))`.execute(trx);
+  const row = await trx
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', 'queued')
+    .where('buyer_id', '=', buyerId)
+    .executeTakeFirstOrThrow();
+  const queued = Number(row.n);
+  if (queued >= max) {
+    throw new GpuxError('LIMIT_EXCEEDED', `${queued} of your jobs are queued; the most one buyer may have queued is ${max} — wait for some to start, or cancel queued jobs`, {
+      problems: [{ path: '(queue)', message: `queued jobs per buyer: at most ${max} (GPUX_MAX_QUEUED_PER_BUYER)` }],
+    });
+  }
+}
+
 export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRecord; created: boolean }> {
   return inTx(ctx, async (trx) => {
     const key = job.idempotencyKey;
@@ -32,12 +54,13 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       const existing = await findByKey(trx, job.buyerId, key);
       if (existing) return { job: jobFromRow(existing), created: false };
     }
+    if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued);
     const row: JobRow = {
       id: job.id,
       buyer_id: job.buyerId,
       name: job.spec.name,
       state: 'queued',
-      spec: JSON.stringify(job.spec),
+      ...specColumns(job.spec),
       idempotency_key: key,
       attempt_count: 0,
       current_attempt_id: null,
@@ -89,29 +112,60 @@ export async function getJobs(ctx: StoreContext, ids: readonly string[]): Promis
 }
 
 /** Newest first, keyset-paginated on (created_at, id). An empty `states` list means no state filter. */
+/** A page of the job list stops near this many bytes of stored spec (a job with inline inputs is ~1 MiB). */
+export const LIST_PAGE_SPEC_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Newest first. The page is cut at `limit` rows or about LIST_PAGE_SPEC_BYTES of stored spec, whichever
+ * comes first (always at least one job): the ids and spec sizes are read first, then only the rows taken,
+ * so a buyer's 500 jobs of 1 MiB inputs each never load into memory at once.
+ */
 export async function listJobs(
   ctx: StoreContext,
   q: { buyerId?: string; states?: JobState[]; limit: number; cursor?: string },
 ): Promise<Page<JobRecord>> {
   const limit = Math.max(1, Math.floor(q.limit));
-  let qb = ctx.db.selectFrom('jobs').selectAll();
+  let qb = ctx.db
+    .selectFrom('jobs')
+    .select((eb) => ['id', 'created_at', eb(eb.fn('length', ['spec']), '+', eb.fn.coalesce(eb.fn('length', ['spec_payload']), eb.lit(0))).as('bytes')]);
   if (q.buyerId !== undefined) qb = qb.where('buyer_id', '=', q.buyerId);
   if (q.states && q.states.length > 0) qb = qb.where('state', 'in', q.states);
   if (q.cursor) {
     const [at, id] = decodeCursor(q.cursor, ['number', 'string'] as const);
     qb = qb.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', id)])]));
   }
-  const rows = await qb
+  const heads = await qb
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit + 1)
     .execute();
-  const items = rows.slice(0, limit).map(jobFromRow);
+  let taken = 0;
+  let bytes = 0;
+  while (taken < Math.min(limit, heads.length) && (taken === 0 || bytes + Number(heads[taken]?.bytes ?? 0) <= LIST_PAGE_SPEC_BYTES)) {
+    bytes += Number(heads[taken]?.bytes ?? 0);
+    taken++;
+  }
+  const ids = heads.slice(0, taken).map((h) => h.id);
+  const byId = new Map<string, JobRecord>();
+  for (const part of chunks(ids, 1, ctx.q)) {
+    for (const row of await ctx.db.selectFrom('jobs').selectAll().where('id', 'in', part).execute()) byId.set(row.id, jobFromRow(row));
+  }
+  const items = ids.map((id) => byId.get(id)).filter((j): j is JobRecord => j !== undefined);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null };
+  return { items, nextCursor: heads.length > taken && last ? encodeCursor([last.createdAt, last.id]) : null };
 }
 
-export function requestCancel(ctx: StoreContext, jobId: string, now: number): Promise<{ job: JobRecord; stopAttemptIds: string[] }> {
+/**
+ * A running job's cancel gives its active attempts stop_by = now + graceMs: settlement charges them only up
+ * to it, heartbeats lease them no further, and the expiry pass ends them as cancelled after it.
+ */
+export function requestCancel(
+  ctx: StoreContext,
+  jobId: string,
+  now: number,
+  graceMs: number = CANCEL_GRACE_MS,
+): Promise<{ job: JobRecord; stopAttemptIds: string[] }> {
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new Error(`invariant: cancel grace ${graceMs} ms`);
   return inTx(ctx, async (trx) => {
     const row = await selectJobRow(trx, ctx, jobId, true);
     if (!row) throw new GpuxError('JOB_NOT_FOUND', `job ${jobId} not found`);
@@ -140,13 +194,21 @@ export function requestCancel(ctx: StoreContext, jobId: string, now: number): Pr
       .execute();
     const stopAttemptIds = active.map((a) => a.id);
     if (row.cancel_requested === 1) return { job: jobFromRow(row), stopAttemptIds }; // asked before: nothing new to write
+    const stopBy = now + graceMs;
+    if (stopAttemptIds.length > 0) {
+      await trx
+        .updateTable('attempts')
+        .set({ stop_by: stopBy, lease_expires_at: sql<number>`case when lease_expires_at > ${stopBy} then ${stopBy} else lease_expires_at end` })
+        .where('id', 'in', stopAttemptIds)
+        .execute();
+    }
     const updated = await trx
       .updateTable('jobs')
       .set({ cancel_requested: 1, updated_at: now })
       .where('id', '=', jobId)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: jobId, type: 'job.cancel_requested', data: { attemptIds: stopAttemptIds } }]);
+    await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: jobId, type: 'job.cancel_requested', data: { attemptIds: stopAttemptIds, stopBy } }]);
     return { job: jobFromRow(updated), stopAttemptIds };
   });
 }

@@ -7,16 +7,18 @@ import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
 import { resolvePolicy, resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
-import { appendJobEvents, listEvents } from './events.js';
+import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
 import * as jobs from './jobs.js';
 import * as logs from './logs.js';
 import * as tokens from './tokens.js';
+import * as enrollments from './enrollments.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
 import * as payouts from './payouts.js';
 import * as prices from './prices.js';
 import * as queue from './queue.js';
+import { failQueueTimeouts } from './queue-timeout.js';
 import * as settlement from './settlement.js';
 import * as stake from './stake.js';
 import * as wallet from './wallet.js';
@@ -39,15 +41,26 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     createToken: (t) => tokens.createToken(ctx, t),
     findTokenByHash: (hash) => tokens.findTokenByHash(ctx, hash),
     countTokens: (role) => tokens.countTokens(ctx, role),
+    getToken: (id) => tokens.getToken(ctx, id),
+    listTokens: (q) => tokens.listTokens(ctx, q),
+    revokeToken: (id, now) => tokens.revokeToken(ctx, id, now),
+    createEnrollment: (e) => enrollments.createEnrollment(ctx, e),
+    findEnrollmentByHash: (hash) => enrollments.findEnrollmentByHash(ctx, hash),
+    getEnrollment: (id) => enrollments.getEnrollment(ctx, id),
+    listEnrollments: (q) => enrollments.listEnrollments(ctx, q),
+    revokeEnrollment: (id, now, removeNodes) => enrollments.revokeEnrollment(ctx, id, now, removeNodes),
+    countProviderNodes: (providerId) => enrollments.countProviderNodes(ctx, providerId),
+    countLiveEnrollments: (accountId, now) => enrollments.countLiveEnrollments(ctx, accountId, now),
 
     submitJob: (job) => jobs.submitJob(ctx, job),
     getJob: (id) => jobs.getJob(ctx, id),
     getJobs: (ids) => jobs.getJobs(ctx, ids),
     listJobs: (q) => jobs.listJobs(ctx, q),
-    requestCancel: (jobId, now) => jobs.requestCancel(ctx, jobId, now),
+    requestCancel: (jobId, now, graceMs) => jobs.requestCancel(ctx, jobId, now, graceMs),
     claimQueued: (now, limit) => queue.claimQueued(ctx, now, limit),
     claimQueuedFair: (now, limit, fromBuyer) => fair.claimQueuedFair(ctx, now, limit, fromBuyer),
     queueStanding: (jobId, now) => fair.queueStanding(ctx, jobId, now),
+    failQueueTimeouts: (q) => failQueueTimeouts(ctx, q),
     assign: (placements, now) => queue.assign(ctx, placements, now),
 
     getAttempt: (id) => attempts.getAttempt(ctx, id),
@@ -58,7 +71,9 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     getOutputs: (attemptId) => attempts.getOutputs(ctx, attemptId),
 
     appendLogs: (jobId, attemptId, entries) => logs.appendLogs(ctx, jobId, attemptId, entries),
-    readLogs: (jobId, after, limit) => logs.readLogs(ctx, jobId, after, limit),
+    readLogs: (jobId, after, limit, maxBytes) => logs.readLogs(ctx, jobId, after, limit, maxBytes),
+    writeAttemptLogs: (q) => logs.writeAttemptLogs(ctx, q),
+    writeAttemptEvents: (q) => writeAttemptEvents(ctx, q),
     appendJobEvents: (jobId, attemptId, events) => appendJobEvents(ctx, jobId, attemptId, events),
 
     registerNode: (node) => nodes.registerNode(ctx, node),
@@ -100,6 +115,7 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     priceHistory: (q) => prices.priceHistory(ctx, q),
 
     listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
+    listJobHistory: (jobId, q) => listJobHistory(ctx, jobId, q),
     countJobsByState: () => jobs.countJobsByState(ctx),
   };
 }

@@ -4,8 +4,12 @@
  * zero" is checked on the row the transaction holds (row-locked on PostgreSQL; SQLite's write transaction
  * is exclusive). Postings are applied in (asset, account) order so two transfers never lock in opposite
  * orders. A refused transfer throws INSUFFICIENT_FUNDS and the caller's transaction rolls back whole.
+ *
+ * No balance passes MAX_AMOUNT (2^53 − 1 minor units), and the world no lower than −MAX_AMOUNT: as every
+ * other account is ≥ 0 and they sum to −world, no balance, wallet or ledger total can pass 2^53 either.
+ * A transfer that would (only a deposit or mint can) is REQUEST_INVALID with the limit.
  */
-import { assertBalanced, GpuxError, mayGoNegative, type NewTransfer, newId, type Posting, type PostingRecord, type TransferRecord } from '@gpux/core';
+import { amountFromDb, assertBalanced, GpuxError, MAX_AMOUNT, mayGoNegative, type NewTransfer, newId, type Posting, type PostingRecord, type TransferRecord } from '@gpux/core';
 import { type Asset, formatAmount } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
@@ -33,6 +37,18 @@ export function insufficientFunds(account: string, asset: Asset, available: numb
   );
 }
 
+/** A balance would pass MAX_AMOUNT (or, for the world, the network would hold more than MAX_AMOUNT). */
+export function amountLimit(account: string, asset: Asset, before: number, amount: number): GpuxError {
+  const world = mayGoNegative(account);
+  const where = world ? `the ${asset} in the whole network` : `the balance of ${account}`;
+  const room = Math.max(0, world ? MAX_AMOUNT + before : MAX_AMOUNT - before);
+  return new GpuxError(
+    'REQUEST_INVALID',
+    `${where} would pass the largest amount, ${formatAmount(MAX_AMOUNT, asset)} (2^53 − 1 minor units): at most ${formatAmount(room, asset)} more fits`,
+    { problems: [{ path: 'amount', message: `${Math.abs(amount)} minor units is too much: at most ${room} more fits` }] },
+  );
+}
+
 /** The balance of one account (0 when it never had a posting); locks the row on PostgreSQL when `lock`. */
 export async function balanceIn(trx: Kysely<Database>, ctx: StoreContext, account: string, asset: Asset, lock = false): Promise<number> {
   const row = await trx
@@ -42,7 +58,7 @@ export async function balanceIn(trx: Kysely<Database>, ctx: StoreContext, accoun
     .where('asset', '=', asset)
     .$if(lock && ctx.q.forUpdate, (qb) => qb.forUpdate())
     .executeTakeFirst();
-  return row ? Number(row.balance) : 0;
+  return row ? amountFromDb(row.balance, `balance of ${account}`) : 0;
 }
 
 /** Post `t` in the caller's transaction. Throws INSUFFICIENT_FUNDS (the caller rolls back) or on an unbalanced transfer. */
@@ -59,6 +75,8 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
       .executeTakeFirstOrThrow();
     const after = Number(row.balance);
     if (after < 0 && !mayGoNegative(p.account)) throw insufficientFunds(p.account, p.asset, after - p.amount, -p.amount);
+    // A driver may read a sum beyond 2^53 inexactly, but never as within it.
+    if (after > MAX_AMOUNT || after < -MAX_AMOUNT) throw amountLimit(p.account, p.asset, after - p.amount, p.amount);
     applied.push({ ...p, balanceAfter: after });
   }
   const record = {

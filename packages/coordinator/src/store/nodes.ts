@@ -1,36 +1,50 @@
 /** Node verbs: register, read, list, heartbeat (lease renewal), admin state, staleness. */
-import { GpuxError, type NodeRecord, type Page } from '@gpux/core';
-import type { NodeAdminState, NodeAdvertisement, NodeStatus } from '@gpux/protocol';
+import { GpuxError, type NodeRecord, type Page, type RegisterNodeInput } from '@gpux/core';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { NodeAdminState, NodeStatus } from '@gpux/protocol';
 import { inTx, type StoreContext } from './context.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { afterId, pageById } from './cursor.js';
 import { insertEvents } from './events.js';
 import { recordOutages } from './node-stats.js';
 import { nodeFromRow } from './rows.js';
+import type { Database, EnrollmentsTable } from './schema.js';
 
 /**
  * A node's provider is bound once: a registration with providerId claims an unowned node; the same provider
- * or no providerId keeps the owner; another provider is FORBIDDEN (and nothing is written).
+ * or no providerId keeps the owner; another provider is FORBIDDEN (and nothing is written). With an
+ * enrollment, its row is locked and checked here, so a revocation or a node limit cannot be raced.
  */
-export function registerNode(
-  ctx: StoreContext,
-  node: { id: string; publicKey: string; advertisement: NodeAdvertisement; now: number; providerId?: string },
-): Promise<NodeRecord> {
+export function registerNode(ctx: StoreContext, node: RegisterNodeInput): Promise<NodeRecord> {
   return inTx(ctx, async (trx) => {
+    // Lock order: the enrollment, then the node (revokeEnrollment takes them in this order too).
+    const enrollmentRow = node.enrollment
+      ? await trx
+          .selectFrom('enrollments')
+          .selectAll()
+          .where('id', '=', node.enrollment.id)
+          .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+          .executeTakeFirst()
+      : undefined;
     const before = await trx
       .selectFrom('nodes')
-      .select(['status', 'provider_id'])
+      .select(['status', 'provider_id', 'enrollment_id', 'removed_at'])
       .where('id', '=', node.id)
       .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
       .executeTakeFirst();
     const providerId = node.providerId ?? null;
     const owner = before?.provider_id ?? null;
     if (providerId !== null && owner !== null && owner !== providerId) throw new GpuxError('FORBIDDEN', `node ${node.id} belongs to another provider`);
+    if (node.enrollment) {
+      await checkEnrollment(trx, node, enrollmentRow, before);
+      if (providerId !== null) await refuseForeignGpus(trx, node, providerId);
+    }
     const fresh = {
       public_key: node.publicKey,
       advertisement: JSON.stringify(node.advertisement),
       status: 'online',
       simulated: node.advertisement.simulated ? 1 : 0,
       last_heartbeat_at: node.now,
+      ...(node.enrollment ? { enrollment_id: node.enrollment.id, removed_at: null } : {}),
     };
     // Upsert: a re-register keeps id, registeredAt and adminState; the advertisement is replaced.
     const row = await trx
@@ -41,6 +55,9 @@ export function registerNode(
       .returningAll()
       .executeTakeFirstOrThrow();
     if (providerId !== null && row.provider_id !== providerId) throw new GpuxError('FORBIDDEN', `node ${node.id} belongs to another provider`);
+    await trx.deleteFrom('node_gpus').where('node_id', '=', node.id).execute();
+    const uuids = [...new Set(node.advertisement.gpus.map((g) => g.uuid))];
+    if (uuids.length > 0) await trx.insertInto('node_gpus').values(uuids.map((uuid) => ({ node_id: node.id, uuid }))).execute();
     const adv = node.advertisement;
     await insertEvents(trx, ctx, [
       {
@@ -48,11 +65,83 @@ export function registerNode(
         subject: 'node',
         subjectId: node.id,
         type: 'node.registered',
-        data: { hostname: adv.hostname, gpus: adv.gpus.length, reregistered: before !== undefined, previousStatus: before?.status ?? null },
+        data: {
+          hostname: adv.hostname,
+          gpus: adv.gpus.length,
+          reregistered: before !== undefined,
+          previousStatus: before?.status ?? null,
+          ...(node.enrollment ? { enrollmentId: node.enrollment.id } : {}),
+        },
       },
     ]);
     return nodeFromRow(row);
   });
+}
+
+type NodeBefore = { provider_id: string | null; enrollment_id: string | null; removed_at: number | null } | undefined;
+
+/**
+ * A revoked or expired enrollment still re-registers a live node that registered with it (existing nodes
+ * keep working), never a new one or a removed one. A new node counts against the enrollment's maxNodes and
+ * the provider's cap.
+ */
+async function checkEnrollment(trx: Kysely<Database>, node: RegisterNodeInput, e: Selectable<EnrollmentsTable> | undefined, before: NodeBefore): Promise<void> {
+  const en = node.enrollment;
+  if (!en) return;
+  if (!e) throw new GpuxError('UNAUTHORIZED', 'unknown enrollment token: create one with `gpux enrollment create`');
+  const ownLive = before !== undefined && before.enrollment_id === e.id && before.removed_at === null;
+  if (!ownLive) {
+    if (e.revoked_at !== null) throw new GpuxError('UNAUTHORIZED', `enrollment ${e.id} was revoked at ${new Date(Number(e.revoked_at)).toISOString()}: create a new one with \`gpux enrollment create\``);
+    if (e.expires_at !== null && Number(e.expires_at) <= node.now) {
+      throw new GpuxError('UNAUTHORIZED', `enrollment ${e.id} expired at ${new Date(Number(e.expires_at)).toISOString()}: create a new one with \`gpux enrollment create\``);
+    }
+  }
+  // Limits count live nodes; a node already counted (live under this provider) re-registers freely.
+  const counted = before !== undefined && before.removed_at === null && before.provider_id === e.account_id;
+  if (counted) return;
+  if (e.max_nodes !== null) {
+    const n = await trx
+      .selectFrom('nodes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('enrollment_id', '=', e.id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (Number(n.n) >= Number(e.max_nodes)) {
+      throw new GpuxError('LIMIT_EXCEEDED', `enrollment ${e.id} allows at most ${e.max_nodes} nodes and has ${n.n}: register more with another enrollment (gpux enrollment create --max-nodes N)`);
+    }
+  }
+  const p = await trx
+    .selectFrom('nodes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('provider_id', '=', e.account_id)
+    .where('removed_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(p.n) >= en.maxProviderNodes) {
+    throw new GpuxError('LIMIT_EXCEEDED', `provider ${e.account_id} has ${p.n} nodes, the most one provider may register (${en.maxProviderNodes}; GPUX_MAX_NODES_PER_PROVIDER): remove nodes you no longer run (gpux enrollment revoke ID --remove-nodes) or ask the operator to raise the limit`);
+  }
+}
+
+/** A GPU is one physical device: a uuid that a live node of another provider advertises is refused. */
+async function refuseForeignGpus(trx: Kysely<Database>, node: RegisterNodeInput, providerId: string): Promise<void> {
+  const uuids = [...new Set(node.advertisement.gpus.map((g) => g.uuid))];
+  if (uuids.length === 0) return;
+  const held = await trx
+    .selectFrom('node_gpus')
+    .innerJoin('nodes', 'nodes.id', 'node_gpus.node_id')
+    .select(['node_gpus.uuid', 'nodes.id'])
+    .where('node_gpus.uuid', 'in', uuids)
+    .where('nodes.id', '!=', node.id)
+    .where('nodes.removed_at', 'is', null)
+    .where((eb) => eb.or([eb('nodes.provider_id', 'is', null), eb('nodes.provider_id', '!=', providerId)]))
+    .orderBy('node_gpus.uuid')
+    .limit(1)
+    .executeTakeFirst();
+  if (held) {
+    const i = node.advertisement.gpus.findIndex((g) => g.uuid === held.uuid);
+    throw new GpuxError('CONFLICT', `GPU uuid ${held.uuid} is already advertised by node ${held.id} of another provider; a GPU can be registered once`, {
+      problems: [{ path: `advertisement.gpus.${i}.uuid`, message: `held by node ${held.id} of another provider` }],
+    });
+  }
 }
 
 export async function getNode(ctx: StoreContext, id: string): Promise<NodeRecord | undefined> {
@@ -65,17 +154,13 @@ export async function listNodes(ctx: StoreContext, q: { status?: NodeStatus; lim
   const limit = Math.max(1, Math.floor(q.limit));
   let qb = ctx.db.selectFrom('nodes').selectAll();
   if (q.status !== undefined) qb = qb.where('status', '=', q.status);
-  if (q.cursor) {
-    const [after] = decodeCursor(q.cursor, ['string'] as const);
-    qb = qb.where('id', '>', after);
-  }
+  const after = afterId(q.cursor);
+  if (after !== undefined) qb = qb.where('id', '>', after);
   const rows = await qb
     .orderBy('id')
     .limit(limit + 1)
     .execute();
-  const items = rows.slice(0, limit).map(nodeFromRow);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.id]) : null };
+  return pageById(rows, limit, nodeFromRow);
 }
 
 export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }> {
@@ -91,9 +176,11 @@ export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseE
     if (node.status !== 'online') {
       await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);
     }
+    // An attempt whose job's cancel was requested is never leased past its stop_by (cancel + grace), so
+    // it ends then even if the node keeps heartbeating and never stops it.
     await trx
       .updateTable('attempts')
-      .set({ lease_expires_at: leaseExpiresAt })
+      .set({ lease_expires_at: sql<number>`case when stop_by is not null and stop_by < ${leaseExpiresAt} then stop_by else ${leaseExpiresAt} end` })
       .where('node_id', '=', nodeId)
       .where('state', 'in', ['assigned', 'running'])
       .execute();

@@ -3,18 +3,50 @@
  * market each attempt's price and its node's stake lock) in one transaction.
  */
 import { ACCOUNTS, type AttemptRecord, type JobRecord, type Placement } from '@gpux/core';
-import { type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
 import { balanceIn } from './ledger.js';
-import { type AttemptRow, attemptFromRow, jobFromRow, priceColumns } from './rows.js';
-import type { Database } from './schema.js';
+import { type AttemptRow, attemptFromRow, priceColumns, queuedJobFromRow } from './rows.js';
+import type { AttemptsTable, Database } from './schema.js';
+
+/** Every jobs column a claim reads: all but spec_payload. */
+const CLAIM_COLUMNS = [
+  'id',
+  'buyer_id',
+  'name',
+  'state',
+  'spec',
+  'idempotency_key',
+  'attempt_count',
+  'current_attempt_id',
+  'run_after',
+  'exit_code',
+  'error',
+  'cancel_requested',
+  'avoid_node_ids',
+  'priority',
+  'pay_asset',
+  'pay_cap',
+  'pay_units',
+  'pay_held',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+] as const;
+
+/**
+ * The columns of a claim: the job without its spec's payload. `spec` is the scheduling view (since
+ * migration 0007; a finished job from before keeps its whole spec there, which queuedJobFromRow trims).
+ */
+export function claimSelection(db: Kysely<Database>) {
+  return db.selectFrom('jobs').select(CLAIM_COLUMNS);
+}
 
 /** Queued jobs due at `now` with no cancel request, oldest first (index jobs_claim, no sort). Reads only; assign() decides. */
 export async function claimQueued(ctx: StoreContext, now: number, limit: number): Promise<JobRecord[]> {
-  const rows = await ctx.db
-    .selectFrom('jobs')
-    .selectAll()
+  const rows = await claimSelection(ctx.db)
     .where('state', '=', 'queued')
     .where((eb) => eb.or([eb('run_after', 'is', null), eb('run_after', '<=', now)]))
     .where('cancel_requested', '=', 0)
@@ -22,7 +54,7 @@ export async function claimQueued(ctx: StoreContext, now: number, limit: number)
     .orderBy('id')
     .limit(Math.max(0, Math.floor(limit)))
     .execute();
-  return rows.map(jobFromRow);
+  return rows.map(queuedJobFromRow);
 }
 
 /** The members of a gang placement that belong together (same leader), if they are complete. */
@@ -134,7 +166,8 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
         .execute();
       for (const r of updated) won.add(r.id);
     }
-    const rows: AttemptRow[] = [];
+    // Columns later migrations add take their defaults; the attempts are read back whole from the insert.
+    const rows: Insertable<AttemptsTable>[] = [];
     const events: NewEvent[] = [];
     for (const p of placements) {
       if (!won.has(p.jobId)) continue;
@@ -164,8 +197,9 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
       if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });
       events.push({ at: now, subject: 'job', subjectId: p.jobId, type: 'job.assigned', data });
     }
-    for (const batch of chunks(rows, 15, ctx.q)) await trx.insertInto('attempts').values(batch).execute();
+    const written: AttemptRow[] = [];
+    for (const batch of chunks(rows, 15, ctx.q)) written.push(...(await trx.insertInto('attempts').values(batch).returningAll().execute()));
     await insertEvents(trx, ctx, events);
-    return rows.map(attemptFromRow);
+    return written.map(attemptFromRow);
   });
 }

@@ -1,6 +1,6 @@
 /** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
 import type { AttemptPriceRecord, AttemptRecord, EventRecord, JobPaymentRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
-import type { Asset, AttemptState, JobState, NodeAdminState, NodeStatus, OutputFile } from '@gpux/protocol';
+import { type Asset, type AttemptState, JobSpec, type JobState, type NodeAdminState, type NodeStatus, type OutputFile } from '@gpux/protocol';
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
 
@@ -9,18 +9,28 @@ export type AttemptRow = Selectable<AttemptsTable>;
 export type NodeRow = Selectable<NodesTable>;
 
 export function tokenFromRow(r: Selectable<TokensTable>): TokenRecord {
-  return { id: r.id, hash: r.hash, role: r.role as Role, accountId: r.account_id, name: r.name, createdAt: Number(r.created_at) };
+  const t: TokenRecord = { id: r.id, hash: r.hash, role: r.role as Role, accountId: r.account_id, name: r.name, createdAt: Number(r.created_at) };
+  // Present only when set, like a node's adminReason.
+  if (r.expires_at !== null && r.expires_at !== undefined) t.expiresAt = Number(r.expires_at);
+  if (r.revoked_at !== null && r.revoked_at !== undefined) t.revokedAt = Number(r.revoked_at);
+  return t;
 }
 
 const num = (v: number | null): number | null => (v === null ? null : Number(v));
 
 export function jobFromRow(r: JobRow): JobRecord {
+  const spec = JSON.parse(r.spec);
+  // Since 0007 the payload lives in its own column, the row's last (older rows keep it inside spec).
+  return jobRecordOf(r, inSpecOrder(r.spec_payload === null || r.spec_payload === undefined ? spec : { ...spec, ...JSON.parse(r.spec_payload) }));
+}
+
+function jobRecordOf(r: JobRow, spec: JobRecord['spec']): JobRecord {
   return {
     id: r.id,
     name: r.name,
     buyerId: r.buyer_id,
     state: r.state as JobState,
-    spec: JSON.parse(r.spec),
+    spec,
     attemptCount: Number(r.attempt_count),
     currentAttemptId: r.current_attempt_id,
     runAfter: num(r.run_after),
@@ -38,6 +48,48 @@ export function jobFromRow(r: JobRow): JobRecord {
         ? null
         : { asset: r.pay_asset as Asset, capPerUnitHour: Number(r.pay_cap), units: Number(r.pay_units), held: Number(r.pay_held) },
   };
+}
+
+/**
+ * The spec fields the scheduling pass never reads, and most of a large spec (up to 64 KiB, and 1 MiB of
+ * inline inputs): since migration 0007 they are stored apart, in jobs.spec_payload.
+ */
+const PAYLOAD_KEYS = ['command', 'args', 'env', 'labels', 'inputs'] as const;
+const SPEC_ORDER = Object.keys(JobSpec.shape);
+
+/** The spec with its keys in the schema's order (the payload is merged back in from its own column). */
+function inSpecOrder(spec: Record<string, unknown>): JobRecord['spec'] {
+  const out: Record<string, unknown> = {};
+  for (const k of SPEC_ORDER) if (k in spec) out[k] = spec[k];
+  for (const k of Object.keys(spec)) if (!(k in out)) out[k] = spec[k];
+  return out as JobRecord['spec'];
+}
+
+/**
+ * A new job's spec columns: `spec`, the scheduling view (everything but the payload: a few hundred bytes
+ * whatever the buyer sent), and spec_payload. The payload column is the row's last, so on SQLite reading any
+ * other column never walks its overflow pages, and on PostgreSQL it is TOASTed apart and left unread.
+ */
+export function specColumns(spec: JobRecord['spec']): Pick<JobRow, 'spec' | 'spec_payload'> {
+  const view: Record<string, unknown> = { ...spec };
+  const payload: Record<string, unknown> = {};
+  for (const k of PAYLOAD_KEYS) {
+    payload[k] = view[k];
+    delete view[k];
+  }
+  return { spec: JSON.stringify(view), spec_payload: JSON.stringify(payload) };
+}
+
+/** A claimed row: every jobs column but spec_payload. */
+export type QueuedJobRow = Omit<JobRow, 'spec_payload'>;
+
+/**
+ * A claimed job: its spec is the scheduling view, with command, args, env, labels and inputs empty (specs
+ * never change; getJob reads them). Parsing it costs the same whatever the buyer put in the payload.
+ */
+export function queuedJobFromRow(r: QueuedJobRow): JobRecord {
+  const spec = inSpecOrder({ ...JSON.parse(r.spec), command: [], args: [], env: {}, labels: {}, inputs: [] });
+  return jobRecordOf({ ...r, spec_payload: null }, spec);
 }
 
 /** The job row's payment columns (all null without a market). */
@@ -111,6 +163,8 @@ export function nodeFromRow(r: NodeRow): NodeRecord {
     lastHeartbeatAt: Number(r.last_heartbeat_at),
   };
   if (r.admin_reason !== null && r.admin_reason !== undefined) n.adminReason = r.admin_reason;
+  if (r.enrollment_id !== null && r.enrollment_id !== undefined) n.enrollmentId = r.enrollment_id;
+  if (r.removed_at !== null && r.removed_at !== undefined) n.removedAt = Number(r.removed_at);
   return n;
 }
 

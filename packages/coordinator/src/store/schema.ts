@@ -8,6 +8,26 @@ export interface TokensTable {
   account_id: string;
   name: string;
   created_at: number;
+  expires_at: number | null; // 0005
+  revoked_at: number | null; // 0005
+}
+
+/** GPU uuids per node, for the cross-provider uuid check (0005). */
+export interface NodeGpusTable {
+  node_id: string;
+  uuid: string;
+}
+
+/** Node enrollment tokens (0005). */
+export interface EnrollmentsTable {
+  id: string;
+  hash: string;
+  account_id: string;
+  name: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  max_nodes: number | null;
 }
 
 export interface JobsTable {
@@ -29,10 +49,12 @@ export interface JobsTable {
   pay_cap: number | null;
   pay_units: number | null;
   pay_held: number | null;
+  spec_payload: string | null; // 0007: JSON of the spec's command, args, env, labels and inputs (then `spec` holds the rest); null: `spec` is whole
   created_at: number;
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+  // 0004: queue_deadline, queue_deadline_attempts (store/queue-timeout.ts declares them; job inserts leave them NULL)
 }
 
 /** Attempts carry their lease (lease_expires_at, indexed with state for expiry). */
@@ -62,6 +84,14 @@ export interface AttemptsTable {
   settled_charged: Generated<number>; // 0003: settled so far
   settled_fee: Generated<number>;
   settled_ms: Generated<number>;
+  log_bytes: Generated<number>; // 0006: what the attempt wrote, against its budgets
+  log_entries: Generated<number>;
+  log_dropped_bytes: Generated<number>;
+  log_dropped_entries: Generated<number>;
+  event_count: Generated<number>;
+  events_dropped: Generated<number>;
+  /** 0008: cancel + grace once the job's cancel is requested: charged and leased no later than this. Optional so inserts may omit it. */
+  stop_by?: number | null;
 }
 
 export interface NodesTable {
@@ -72,6 +102,8 @@ export interface NodesTable {
   admin_state: string;
   admin_reason: string | null; // 0002
   provider_id: string | null; // 0003
+  enrollment_id: string | null; // 0005
+  removed_at: number | null; // 0005
   simulated: number; // 0/1
   registered_at: number;
   last_heartbeat_at: number;
@@ -93,6 +125,7 @@ export interface LogsTable {
   stream: string;
   data: string;
   at: number;
+  bytes: Generated<number>; // 0006: UTF-8 length of data, for byte-bounded pages
 }
 
 export interface EventsTable {
@@ -183,6 +216,13 @@ export interface AsksTable {
   updated_at: number;
 }
 
+/** The treasury fee's rounding remainder per (provider, asset), in fee-bps units below 10000 (0008). */
+export interface FeeCarryTable {
+  provider_id: string;
+  asset: string;
+  carry: number;
+}
+
 export interface MarketPricesTable {
   market_class: string;
   epoch: number;
@@ -200,6 +240,8 @@ export interface MigrationsTable {
 
 export interface Database {
   tokens: TokensTable;
+  enrollments: EnrollmentsTable;
+  node_gpus: NodeGpusTable;
   jobs: JobsTable;
   attempts: AttemptsTable;
   nodes: NodesTable;
@@ -215,5 +257,6 @@ export interface Database {
   unbondings: UnbondingsTable;
   asks: AsksTable;
   market_prices: MarketPricesTable;
+  fee_carry: FeeCarryTable;
   gpux_migrations: MigrationsTable;
 }

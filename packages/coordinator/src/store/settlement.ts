@@ -8,8 +8,13 @@
  * - releaseEscrowIn: escrow remainder → the buyer's wallet;
  * - settleRunning: the periodic chunk settlement of running priced attempts.
  * Jobs without payment and attempts without price move no money and cost no extra query.
+ *
+ * An attempt is charged for its runtime up to `now`, or up to its stop_by (cancel + grace) when its job's
+ * cancel was requested. The fee carries its rounding remainder per (provider, asset) in fee_carry (core
+ * feeWithCarry); a settlement locks the treasury's balance row and then that carry row before it posts, in
+ * that order everywhere, so two settling transactions never wait on each other's carry rows.
  */
-import { ACCOUNTS, type JobPaymentRecord, type JobRecord, type JobTransition, move, type NewJob, settlementStep } from '@gpux/core';
+import { ACCOUNTS, type AttemptPriceRecord, type JobPaymentRecord, type JobRecord, type JobTransition, move, type NewJob, settlementStep } from '@gpux/core';
 import { type Asset, formatAmount } from '@gpux/protocol';
 import { type Kysely, sql } from 'kysely';
 import { inTx, type StoreContext } from './context.js';
@@ -55,9 +60,36 @@ export async function releaseEscrowIn(
 }
 
 /**
- * Settle attempt `a` up to its runtime at `now` (now − startedAt; nothing if it never started): charge the
- * difference between the cumulative charge and what it has settled, as far as the escrow holds, and record
- * the new totals on the attempt. Returns the attempt row as written and the job.charged event.
+ * Lock the treasury's balance row, then the provider's fee carry row (creating either if missing), and
+ * return the carry. The do-nothing updates are what take the row locks on PostgreSQL.
+ */
+async function lockFeeCarryIn(trx: Kysely<Database>, price: AttemptPriceRecord): Promise<number> {
+  await trx
+    .insertInto('ledger_balances')
+    .values({ account: ACCOUNTS.treasury, asset: price.asset, balance: 0 })
+    .onConflict((oc) => oc.columns(['account', 'asset']).doUpdateSet((eb) => ({ balance: eb.ref('ledger_balances.balance') })))
+    .execute();
+  const row = await trx
+    .insertInto('fee_carry')
+    .values({ provider_id: price.providerId, asset: price.asset, carry: 0 })
+    .onConflict((oc) => oc.columns(['provider_id', 'asset']).doUpdateSet((eb) => ({ carry: eb.ref('fee_carry.carry') })))
+    .returning('carry')
+    .executeTakeFirstOrThrow();
+  return Number(row.carry);
+}
+
+/** The runtime attempt `a` is charged for at `now`: up to now, or up to its stop_by (cancel + grace). */
+export function billableMs(a: Pick<AttemptRow, 'started_at' | 'stop_by'>, now: number): number {
+  if (a.started_at === null) return 0;
+  const until = a.stop_by === null || a.stop_by === undefined ? now : Math.min(now, Number(a.stop_by));
+  return Math.max(0, until - Number(a.started_at));
+}
+
+/**
+ * Settle attempt `a` up to its billable runtime at `now` (billableMs; nothing if it never started): charge
+ * the difference between the cumulative charge and what it has settled, as far as the escrow holds, with
+ * the fee carried per provider, and record the new totals on the attempt. Returns the attempt row as
+ * written and the job.charged event.
  */
 export async function settleAttemptIn(
   trx: Kysely<Database>,
@@ -68,15 +100,20 @@ export async function settleAttemptIn(
 ): Promise<{ row: AttemptRow; events: NewEvent[] }> {
   const price = attemptPriceFromRow(a);
   if (!price || a.started_at === null) return { row: a, events: [] };
-  const ms = Math.max(0, now - Number(a.started_at));
+  const ms = billableMs(a, now);
   const settledMs = Number(a.settled_ms);
   if (ms <= settledMs) return { row: a, events: [] };
   const escrow = ACCOUNTS.escrow(a.job_id);
   const escrowLeft = await balanceIn(trx, ctx, escrow, price.asset, true);
   const already = { charged: Number(a.settled_charged), fee: Number(a.settled_fee) };
-  const step = settlementStep({ pricePerUnitHour: price.pricePerUnitHour, units: price.units, timeoutSeconds, feeBps: price.feeBps }, already, ms, escrowLeft);
+  const q = { pricePerUnitHour: price.pricePerUnitHour, units: price.units, timeoutSeconds, feeBps: price.feeBps };
+  let step = settlementStep(q, already, ms, escrowLeft);
   const events: NewEvent[] = [];
   if (step.charge > 0) {
+    if (price.feeBps > 0) {
+      step = settlementStep(q, already, ms, escrowLeft, await lockFeeCarryIn(trx, price));
+      await trx.updateTable('fee_carry').set({ carry: step.carry }).where('provider_id', '=', price.providerId).where('asset', '=', price.asset).execute();
+    }
     await postTransferIn(trx, {
       kind: 'settlement',
       postings: move(price.asset, escrow, [
@@ -158,6 +195,8 @@ export function settleRunning(ctx: StoreContext, now: number, minIntervalMs: num
       .where('price_asset', 'is not', null)
       .where('started_at', 'is not', null)
       .where(sql<boolean>`started_at + settled_ms <= ${now - Math.max(0, minIntervalMs)}`)
+      // Settled up to its stop_by (a cancelled job's attempt): nothing more to charge, leave room for others.
+      .where((eb) => eb.or([eb('stop_by', 'is', null), eb('stop_by', '>', sql<number>`started_at + settled_ms`)]))
       .orderBy(sql`started_at + settled_ms`)
       .orderBy('id')
       .limit(n)

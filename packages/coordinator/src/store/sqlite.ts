@@ -1,16 +1,19 @@
 /** openSqliteStore: the embedded default. Builds the Kysely instance over better-sqlite3 and migrates. */
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import type { Store } from '@gpux/core';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { createKyselyStore } from './kysely-store.js';
 import type { Database } from './schema.js';
+import { type ModeNotice, secureDatabaseFiles, secureDatabaseLocation } from './sqlite-file-modes.js';
 
 export interface SqliteStoreOptions {
   /** FULL (default): every commit is on disk before it is acknowledged. NORMAL: faster, may lose the last commits on power loss. */
   synchronous?: 'FULL' | 'NORMAL';
+  /** Told when an existing database file or data dir was open to other users and is now 0600/0700. Default: a warning on stderr. */
+  onModeFixed?: ModeNotice;
 }
+
+const warnOnStderr: ModeNotice = (message) => process.emitWarning(message, { code: 'GPUX_FILE_MODE' });
 
 const STATEMENT_CACHE = 512;
 
@@ -33,10 +36,12 @@ function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
 
 export async function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Promise<Store> {
   const inMemory = path === ':memory:';
-  if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const notice = opts.onModeFixed ?? warnOnStderr;
+  if (!inMemory) secureDatabaseLocation(path, notice);
   const raw = new BetterSqlite3(path);
   try {
     raw.pragma('journal_mode = WAL');
+    if (!inMemory) secureDatabaseFiles(path, notice);
     raw.pragma(`synchronous = ${opts.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');

@@ -4,7 +4,7 @@
  * rules). Locked stake is not a ledger account: it is the sum of price_stake_lock over the node's active
  * attempts, so only staked − locked may unbond.
  */
-import { ACCOUNTS, GpuxError, move, type StakeRecord, type TransferRecord, type UnbondingRecord } from '@gpux/core';
+import { ACCOUNTS, amountFromDb, GpuxError, move, type StakeRecord, type TransferRecord, type UnbondingRecord } from '@gpux/core';
 import { type Asset, formatAmount } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { inTx, type StoreContext } from './context.js';
@@ -26,7 +26,7 @@ async function nodeProvider(db: Kysely<Database>, nodeId: string): Promise<strin
 /** FORBIDDEN unless the node is providerId's. */
 async function assertOwner(db: Kysely<Database>, nodeId: string, providerId: string): Promise<void> {
   const owner = await nodeProvider(db, nodeId);
-  if (owner === null) throw new GpuxError('FORBIDDEN', `node ${nodeId} has no provider: start its agent with --provider-token`);
+  if (owner === null) throw new GpuxError('FORBIDDEN', `node ${nodeId} has no provider: register it with an enrollment token (gpux node start --enrollment-token)`);
   if (owner !== providerId) throw new GpuxError('FORBIDDEN', `node ${nodeId} belongs to another provider`);
 }
 
@@ -38,7 +38,7 @@ async function lockedOf(db: Kysely<Database>, nodeId: string): Promise<number> {
     .where('node_id', '=', nodeId)
     .where('state', 'in', ACTIVE)
     .executeTakeFirst();
-  return Number(row?.locked ?? 0);
+  return amountFromDb(row?.locked, `locked stake of ${nodeId}`);
 }
 
 async function stakeIn(db: Kysely<Database>, ctx: StoreContext, nodeId: string): Promise<StakeRecord> {
@@ -91,7 +91,7 @@ export async function listStakes(ctx: StoreContext): Promise<{ nodeId: string; s
     return e;
   };
   for (const b of balances) entry(b.account.slice(prefix.length)).staked = Number(b.balance);
-  for (const l of locks) entry(l.node_id).locked = Number(l.locked);
+  for (const l of locks) entry(l.node_id).locked = amountFromDb(l.locked, `locked stake of ${l.node_id}`);
   return [...out.values()].sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
 }
 

@@ -3,7 +3,7 @@
  * postings, one extra query per page), what a buyer's unfinished jobs hold in escrow, and the per-asset
  * totals the invariant check reads. Writes go through postTransferIn (ledger.ts) only.
  */
-import { ACCOUNTS, type LedgerTotals, type NewTransfer, type Page, type PostingRecord, type TransferKind, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
+import { ACCOUNTS, amountFromDb, type LedgerTotals, type NewTransfer, type Page, type PostingRecord, type TransferKind, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
 import { type Asset, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
@@ -70,7 +70,7 @@ export async function escrowOfBuyer(ctx: StoreContext, buyerId: string): Promise
     .execute();
   const out: Partial<Record<Asset, number>> = {};
   for (const r of rows) {
-    const held = Number(r.held);
+    const held = amountFromDb(r.held, `escrow of ${buyerId} in ${r.asset}`);
     if (held > 0) out[r.asset as Asset] = held;
   }
   return out;
@@ -152,16 +152,21 @@ export async function ledgerTotals(ctx: StoreContext): Promise<LedgerTotals[]> {
     .groupBy('asset')
     .orderBy('asset')
     .execute();
+  // Sums read exactly (PostgreSQL's sum(bigint) is a numeric string) or throw: never a wrong number. The
+  // ledger keeps every balance and −world within 2^53 (ledger.ts), so a throw here is a broken invariant.
   // `0 -` rather than unary minus: an untouched world reads 0, not -0.
-  return rows.map((r) => ({
-    asset: r.asset as Asset,
-    minted: 0 - Number(r.world),
-    inside: Number(r.inside),
-    treasury: Number(r.treasury),
-    wallets: Number(r.wallets),
-    escrow: Number(r.escrow),
-    stake: Number(r.stake),
-    pendingPayouts: Number(r.payouts),
-    negativeAccounts: Number(r.negative),
-  }));
+  return rows.map((r) => {
+    const n = (v: number | string, what: string) => amountFromDb(v, `ledger total ${what} of ${r.asset}`);
+    return {
+      asset: r.asset as Asset,
+      minted: 0 - n(r.world, 'world'),
+      inside: n(r.inside, 'inside'),
+      treasury: n(r.treasury, 'treasury'),
+      wallets: n(r.wallets, 'wallets'),
+      escrow: n(r.escrow, 'escrow'),
+      stake: n(r.stake, 'stake'),
+      pendingPayouts: n(r.payouts, 'payouts'),
+      negativeAccounts: n(r.negative, 'negative accounts'),
+    };
+  });
 }

@@ -53,12 +53,22 @@ const raceArb: fc.Arbitrary<Cmd[]> = fc.oneof(
     { t: 'complete', payout, ended: false },
   ]),
   // A cancel racing the job's assignment and the end of running attempts.
-  fc.record({ job: pickArb, a: arbs.assign, attempt: pickArb }).map(({ job, a, attempt }): Cmd[] => [
-    { t: 'cancel', job },
+  fc.record({ job: pickArb, a: arbs.assign, attempt: pickArb, graceMs: fc.integer({ min: 0, max: 120_000 }) }).map(({ job, a, attempt, graceMs }): Cmd[] => [
+    { t: 'cancel', job, graceMs },
     { ...a, job },
     { t: 'finish', attempt, outcome: 'crashed', ended: false },
     { t: 'release', limit: 10 },
   ]),
+  // A cancel whose node heartbeats on and never stops (issue 10 item 8): its lease stays at cancel + grace,
+  // the chunk settlement and the expiry race it, and a later batch's expiry ends it as cancelled.
+  fc
+    .record({ job: pickArb, graceMs: fc.integer({ min: 0, max: 5_000 }), node: fc.nat({ max: NODES.length - 1 }) })
+    .map(({ job, graceMs, node }): Cmd[] => [
+      { t: 'cancel', job, graceMs },
+      { t: 'heartbeat', node, leaseMs: 600_000 },
+      { t: 'settle', minIntervalMs: 0, limit: 10 },
+      { t: 'expire', limit: 10 },
+    ]),
 );
 
 export const batchArb: fc.Arbitrary<Batch> = fc.record({

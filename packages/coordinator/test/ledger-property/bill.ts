@@ -3,7 +3,7 @@
  * against its payment and its attempts' prices, run times and settlement totals.
  */
 import assert from 'node:assert/strict';
-import { ACCOUNTS, chargeFor, feeOf, type JobRecord, type Store } from '@gpux/core';
+import { ACCOUNTS, chargeFor, type JobRecord, type Store } from '@gpux/core';
 import type { Run } from './model.js';
 import { isTerminal } from './world.js';
 
@@ -13,6 +13,9 @@ export interface Bill {
   fees: number;
   /** Provider → what its wallet received. */
   income: Map<string, number>;
+  /** Provider → the treasury fees its charges paid, and Σ charge × feeBps over them (the fee carry's basis). */
+  feesBy: Map<string, number>;
+  feeBasis: Map<string, bigint>;
   /** The escrow left. */
   balance: number;
 }
@@ -32,6 +35,8 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
   let released = 0;
   let fees = 0;
   const income = new Map<string, number>(); // provider → paid
+  const feesBy = new Map<string, number>();
+  const feeBasis = new Map<string, bigint>();
   const perAttempt = new Map<string, { charged: number; fee: number }>();
   for (const [i, t] of transfers.entries()) {
     const legs = new Map(t.postings.map((p) => [p.account, p.amount]));
@@ -73,6 +78,8 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
         charged += out;
         fees += fee;
         run.add(income, a.price.providerId, provider);
+        run.add(feesBy, a.price.providerId, fee);
+        feeBasis.set(a.price.providerId, (feeBasis.get(a.price.providerId) ?? 0n) + BigInt(out) * BigInt(a.price.feeBps));
         break;
       }
       default:
@@ -92,10 +99,15 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
       continue;
     }
     const ran = (a.finishedAt ?? run.now) - a.startedAt;
-    assert.equal(s.fee, feeOf(s.charged, a.price.feeBps), `${what}: attempt ${a.id}'s fee is exactly its fee rate on what it charged`);
+    // The fee carries its remainder per provider (across attempts and jobs), so one attempt's fee is within
+    // a unit per chunk of its own rate; the exact rule is checked per provider at the end (checks.ts).
+    assert.ok(s.fee <= s.charged && s.fee >= 0, `${what}: attempt ${a.id}'s fee ${s.fee} is within what it charged ${s.charged}`);
     assert.ok(a.settlement.settledMs <= ran, `${what}: attempt ${a.id} settled ${a.settlement.settledMs} ms of ${ran}`);
-    const most = chargeFor(a.price.pricePerUnitHour, a.price.units, ran, job.spec.timeoutSeconds);
-    assert.ok(s.charged <= most, `${what}: attempt ${a.id} charged ${s.charged}, at most ${most} for ${ran} ms`);
+    const stop = run.cancelStops.get(job.id);
+    const billable = stop === undefined ? ran : Math.min(ran, Math.max(0, stop - a.startedAt));
+    const most = chargeFor(a.price.pricePerUnitHour, a.price.units, billable, job.spec.timeoutSeconds);
+    assert.ok(s.charged <= most, `${what}: attempt ${a.id} charged ${s.charged}, at most ${most} for ${billable} ms (ran ${ran}, cancel stop ${stop})`);
+    if (stop !== undefined && a.startedAt < stop && ran > stop - a.startedAt) run.count('attempt billed only to its cancel stop');
   }
-  return { charged, fees, income, balance };
+  return { charged, fees, income, feesBy, feeBasis, balance };
 }

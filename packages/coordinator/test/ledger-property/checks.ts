@@ -69,6 +69,8 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
   const escrowed = new Map<string, number>();
   const income = new Map<string, number>(); // key(provider, asset)
   const fees = new Map<string, number>(); // asset
+  const feesBy = new Map<string, number>(); // key(provider, asset)
+  const feeBasis = new Map<string, bigint>(); // key(provider, asset): Σ charge × feeBps
   for (const job of jobs) {
     const bill = await checkBill(run, store, job);
     const m = run.jobs.get(job.id) as JobModel;
@@ -76,6 +78,8 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
     run.add(escrowed, key(m.buyerId, m.payment.asset), bill.balance);
     run.add(fees, m.payment.asset, bill.fees);
     for (const [p, amount] of bill.income) run.add(income, key(p, m.payment.asset), amount);
+    for (const [p, amount] of bill.feesBy) run.add(feesBy, key(p, m.payment.asset), amount);
+    for (const [p, b] of bill.feeBasis) feeBasis.set(key(p, m.payment.asset), (feeBasis.get(key(p, m.payment.asset)) ?? 0n) + b);
     run.count(`job ${job.state}`);
   }
   const pending = new Map<string, number>();
@@ -114,6 +118,16 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
       assert.equal(has, expected, `${p} ${asset}: wallet + stake + unbonding + pending payouts = minted − paid out + earned − slashed`);
       const debits = (await store.walletHistory(p, { asset, limit: 10_000 })).items.filter((e) => e.amount < 0);
       for (const e of debits) assert.ok(e.kind === 'stake.deposit' || e.kind === 'payout.request', `${p}: its wallet was debited by ${e.kind}`);
+    }
+    for (const p of PROVIDERS) {
+      // Fees never round away (issue 10 item 15): over every charge of the run, a provider's fees are
+      // exactly floor(Σ charge × feeBps / 10000), and it keeps at least Σ charge × (1 − fee).
+      const k = key(p, asset);
+      const basis = feeBasis.get(k) ?? 0n;
+      assert.equal(BigInt(g(feesBy, k)), basis / 10_000n, `${p} ${asset}: fees ${g(feesBy, k)} = floor(Σ charge × fee) = ${basis / 10_000n}`);
+      const gross = BigInt(g(income, k) + g(feesBy, k));
+      assert.ok(BigInt(g(income, k)) * 10_000n >= gross * 10_000n - basis, `${p} ${asset}: earned ${g(income, k)}, at least its charges net of the fee rate`);
+      if (g(feesBy, k) > 0) run.count('provider paid fees with carry');
     }
     const treasury = g(fees, asset) + (asset === 'usdc' ? g(run.slashIn, ACCOUNTS.treasury) : 0);
     assert.equal(await store.getBalance(ACCOUNTS.treasury, asset), treasury, `treasury ${asset}: fees + slashes to the treasury`);

@@ -13,7 +13,7 @@ export type Outcome = 'succeeded' | 'failed' | 'crashed' | 'cancelled';
 export type Cmd =
   | { t: 'mint'; who: number; asset: Asset; amount: number }
   | { t: 'submit'; buyer: number; asset: Asset; cap: number; gpus: number; timeout: number; retries: number; nodes: number; key: number | null }
-  | { t: 'cancel'; job: number }
+  | { t: 'cancel'; job: number; graceMs: number }
   | { t: 'assign'; job: number; node: number; pricePct: number; feeBps: number; lockMultiple: number; leaseMs: number }
   | { t: 'start'; attempt: number }
   | { t: 'finish'; attempt: number; outcome: Outcome; ended: boolean }
@@ -52,7 +52,7 @@ export const arbs = {
     nodes: fc.constantFrom(1, 1, 1, 2),
     key: fc.option(fc.nat({ max: 2 }), { freq: 3 }), // an idempotency key, now and then one used before
   }),
-  cancel: fc.record({ t: fc.constant('cancel'), job: pickArb }),
+  cancel: fc.record({ t: fc.constant('cancel'), job: pickArb, graceMs: fc.integer({ min: 0, max: 120_000 }) }), // the cancel grace (issue 10 item 8)
   assign: fc.record({
     t: fc.constant('assign'),
     job: pickArb,

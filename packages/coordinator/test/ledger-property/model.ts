@@ -36,6 +36,8 @@ export class Run {
   /** `${buyer}|${key}` → the job the idempotency key created. */
   readonly keys = new Map<string, string>();
   readonly attempts: string[] = [];
+  /** job id → the latest an attempt active at its cancel may be charged to (cancel + grace). */
+  readonly cancelStops = new Map<string, number>();
   readonly payouts = new Map<string, PayoutModel>();
   readonly staked = new Map<string, number>();
   readonly slashedNodes = new Set<string>();

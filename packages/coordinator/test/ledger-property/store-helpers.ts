@@ -26,7 +26,9 @@ export async function fund(store: Store, party: string, amount: number, asset: A
 }
 
 export async function registerNode(store: Store, id: string, providerId: string, now = T0): Promise<void> {
-  await store.registerNode({ id, publicKey: `key-${id}`, advertisement: sampleAdvertisement(), now, providerId });
+  // Each node its own GPU uuids: a uuid is registered once across providers.
+  const gpus = sampleAdvertisement().gpus.map((g) => ({ ...g, uuid: `GPU-${id}-${g.index}` }));
+  await store.registerNode({ id, publicKey: `key-${id}`, advertisement: sampleAdvertisement({ gpus }), now, providerId });
 }
 
 /** A node whose provider bonded `amount` of USDC stake on it (minted to the provider first). */

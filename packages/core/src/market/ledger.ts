@@ -5,7 +5,7 @@
  * account allowed below zero, so per asset the sum of every other account equals what is in the network.
  */
 import type { Asset } from '@gpux/protocol';
-import { assertAmount } from './arith.js';
+import { assertAmount, checkedAdd } from './arith.js';
 
 export const ACCOUNTS = {
   world: 'world',
@@ -57,7 +57,7 @@ export interface NewTransfer {
 export function move(asset: Asset, from: string, to: readonly { account: string; amount: number }[]): Posting[] {
   const legs = to.filter((t) => t.amount !== 0);
   for (const t of legs) assertAmount(t.amount, `amount to ${t.account}`);
-  const total = legs.reduce((s, t) => s + t.amount, 0);
+  const total = legs.reduce((s, t) => checkedAdd(s, t.amount), 0);
   if (total === 0) return [];
   return [{ account: from, asset, amount: -total }, ...legs.map((t) => ({ account: t.account, asset, amount: t.amount }))];
 }
@@ -67,7 +67,7 @@ export function assertBalanced(postings: readonly Posting[]): void {
   const sums = new Map<string, number>();
   for (const p of postings) {
     assertAmount(p.amount, `posting to ${p.account}`, true);
-    sums.set(p.asset, (sums.get(p.asset) ?? 0) + p.amount);
+    sums.set(p.asset, checkedAdd(sums.get(p.asset) ?? 0, p.amount));
   }
   for (const [asset, sum] of sums) if (sum !== 0) throw new Error(`invariant: postings in ${asset} sum to ${sum}, not 0`);
 }

@@ -59,6 +59,11 @@ export interface AttemptPriceRecord {
 
 export interface AttemptSettlementRecord {
   charged: number;
+  /**
+   * Of which to the treasury. The fee carries its rounding remainder per (provider, asset) across attempts
+   * (settlement.ts feeWithCarry), so this is within a minor unit per chunk of floor(charged × fee), and a
+   * provider's fees over all its attempts are exactly floor(Σ charged × fee).
+   */
   fee: number;
   /** Runtime (ms since start) settled so far. */
   settledMs: number;

@@ -1,7 +1,9 @@
 /**
  * In-memory capacity index: every node's free GPUs, CPU and memory, indexed so a placement never scans all
  * nodes. A cache, never the truth: updated incrementally on placement (reserve), completion (release),
- * heartbeat, registration and node loss (upsertNode / setSchedulable), rebuilt from the store at start.
+ * heartbeat, registration and node loss (upsertNode / setSchedulable / setStatus), rebuilt from the store
+ * at start. The market's view lives here too: each node's asks, stake and stake locks, and per class the
+ * quote (index price and floor) the filters price nodes with.
  *
  * Layout. GPUs are grouped into pools: one per (GPU class, region). A pool keeps its schedulable nodes in
  * buckets by how many GPUs of that class are free on the node, so a job needing k GPUs looks only at buckets
@@ -11,9 +13,12 @@
  * A node with GPUs of two classes sits in two pools; a job takes all its GPUs from one class.
  */
 import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/protocol';
+import { CPU_CLASS, marketClassOf } from '../market/classes.js';
+import type { ClassQuote } from '../market/clearing.js';
 import type { NodeRecord } from '../records.js';
 import { type GpuClassInfo, classRejection, gpuClassOf } from './gpu-class.js';
 import { emptyNodeStats, type NodeStats } from './node-stats.js';
+import { QuoteBook } from './quotes.js';
 import type { JobRequirements, TrustTier } from './requirements.js';
 
 export interface Pool {
@@ -25,6 +30,10 @@ export interface Pool {
   /** The largest node ever seen in the pool: a job bigger than this skips the pool without looking. */
   maxCpuCores: number;
   maxMemoryMb: number;
+  /** The most GPUs of this class on one node ever seen: a job wanting more fits no node of the pool. */
+  maxGpus: number;
+  /** The market class its GPUs are priced in (core market/classes.ts), named once. */
+  marketClass: string;
 }
 
 export interface PoolSlot {
@@ -63,6 +72,11 @@ export interface NodeCapacity {
   askPerGpuHour: number | undefined;
   /** The same for CPU-only work (class cpu), per job-hour. */
   askPerJobHour: number | undefined;
+  /** The market class of the node's first GPU (what its GPU ask is for), and its quote; undefined without GPUs. */
+  gpuClass: string | undefined;
+  gpuQuote: ClassQuote | undefined;
+  /** The quote of class cpu (CPU-only work). */
+  cpuQuote: ClassQuote;
   /** Stake bonded to the node (USDC minor units), and the part its reservations lock. */
   stake: number;
   stakeLocked: number;
@@ -104,12 +118,16 @@ export class CapacityIndex {
   readonly cpuBuckets: NodeCapacity[][] = Array.from({ length: CPU_BUCKETS }, () => []);
   private readonly usageByBuyer = new Map<string, number>();
   private readonly endedGangs = new Set<string>();
+  /** Index price and floor per market class (core market/clearing.ts); nodes point at their class's quote. */
+  readonly quotes = new QuoteBook();
 
   /** Add or refresh a node from its record; keeps reservations already held on it, and its stats. */
   upsertNode(node: NodeRecord, stats?: NodeStats): NodeCapacity {
     const ad = node.advertisement;
     const old = this.nodes.get(node.id);
     if (old) this.unbucket(old);
+    const first = ad.gpus[0];
+    const gpuClass = first ? marketClassOf(first) : undefined;
     const n: NodeCapacity = {
       nodeId: node.id,
       hostname: ad.hostname,
@@ -131,6 +149,9 @@ export class CapacityIndex {
       trustTier: 'open',
       askPerGpuHour: old?.askPerGpuHour,
       askPerJobHour: old?.askPerJobHour,
+      gpuClass,
+      gpuQuote: gpuClass === undefined ? undefined : this.quotes.of(gpuClass),
+      cpuQuote: this.quotes.of(CPU_CLASS),
       stake: old?.stake ?? 0,
       stakeLocked: 0,
       stats: stats ?? old?.stats ?? emptyNodeStats(node.registeredAt),
@@ -153,6 +174,7 @@ export class CapacityIndex {
       const pool = this.poolOf(gpuClassOf(g), ad.region);
       pool.maxCpuCores = Math.max(pool.maxCpuCores, ad.cpuCores);
       pool.maxMemoryMb = Math.max(pool.maxMemoryMb, ad.memoryMb);
+      pool.maxGpus = Math.max(pool.maxGpus, indices.length);
       n.slots.push({ node: n, pool, indices, free: indices.length, pos: -1 });
     }
     this.nodes.set(node.id, n);
@@ -177,6 +199,17 @@ export class CapacityIndex {
       this.unbucket(n);
       n.schedulable = false;
     }
+  }
+
+  /**
+   * A status change the index learned from the store (the expiry pass marked the node offline): the node
+   * leaves the buckets and, being offline, every count of supply, until a heartbeat brings it back.
+   */
+  setStatus(nodeId: string, status: NodeStatus): void {
+    const n = this.nodes.get(nodeId);
+    if (!n) return;
+    n.status = status;
+    this.setSchedulable(nodeId, status === 'online' && n.adminState === 'active');
   }
 
   /** An admin-state change the index learned from the store (auto-cordon) rather than from a record. */
@@ -276,6 +309,15 @@ export class CapacityIndex {
     return r;
   }
 
+  /** Market hook: the stake a held reservation locks, once its clearing price is known (placements are priced after placing). */
+  setStakeLock(attemptId: string, stakeLock: number): void {
+    const r = this.reservations.get(attemptId);
+    if (!r) return;
+    const n = this.nodes.get(r.nodeId);
+    if (n) n.stakeLocked += stakeLock - (r.stakeLock ?? 0);
+    r.stakeLock = stakeLock;
+  }
+
   hasReservation(attemptId: string): boolean {
     return this.reservations.has(attemptId);
   }
@@ -310,7 +352,7 @@ export class CapacityIndex {
     const key = `${cls.key}@${region ?? ''}`;
     let p = this.pools.get(key);
     if (!p) {
-      p = { key, cls, region, buckets: [], maxCpuCores: 0, maxMemoryMb: 0 };
+      p = { key, cls, region, buckets: [], maxCpuCores: 0, maxMemoryMb: 0, maxGpus: 0, marketClass: marketClassOf({ vendor: cls.vendor, model: cls.model, vramMb: cls.vramGb * 1024 }) };
       this.pools.set(key, p);
       this.poolCache.clear();
     }

@@ -7,7 +7,8 @@
 import type { ExplainFilter, ExplainJobResponse } from '@gpux/protocol';
 import type { JobRecord } from '../records.js';
 import type { CapacityIndex, NodeCapacity } from './capacity-index.js';
-import { acceptableSlots, askFor, FILTER_ORDER, type FilterName, rejectNode } from './filters.js';
+import { lowestPrice } from '../market/clearing.js';
+import { acceptableSlots, askFor, FILTER_ORDER, type FilterName, quoteFor, rejectNode } from './filters.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
 
 export interface PlacementExplanation {
@@ -68,12 +69,19 @@ function tally(req: JobRequirements, index: CapacityIndex): Tally {
       t.mostCpu = Math.max(t.mostCpu, n.cpuCores);
       t.mostMemoryMb = Math.max(t.mostMemoryMb, n.memoryMb);
     }
-    const ask = askFor(req, n);
+    const ask = lowestAsk(req, n);
     if (why === 'price' && ask !== undefined) t.minRejectedAsk = Math.min(t.minRejectedAsk ?? Number.POSITIVE_INFINITY, ask);
     if (why === null && ask !== undefined) t.minAsk = Math.min(t.minAsk ?? Number.POSITIVE_INFINITY, ask);
     if (why === 'stake') t.maxFreeStake = Math.max(t.maxFreeStake, n.providerId === null ? 0 : n.stake - n.stakeLocked);
   }
   return t;
+}
+
+/** What the node asks of this job: in a market its lowest clearing price (floor, gross ask, or the index without an ask). */
+function lowestAsk(req: JobRequirements, n: NodeCapacity): number | undefined {
+  const ask = askFor(req, n);
+  const q = quoteFor(req, n);
+  return req.paid && q ? lowestPrice({ index: q.index, floor: q.floor, grossAsk: ask }) : ask;
 }
 
 function noteGpus(req: JobRequirements, n: NodeCapacity, t: Tally, why: FilterName | null): void {
@@ -117,9 +125,11 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
     case 'memory':
       return `less than ${job.spec.resources.memoryGb} GB memory in all`;
     case 'price':
-      return `ask above the job's cap of ${req.maxPrice} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'}`;
+      return req.paid
+        ? `lowest price (class floor, the node's ask, or the index for a node without an ask) above the job's cap of ${req.maxPrice} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'}`
+        : `ask above the job's cap of ${req.maxPrice} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'}`;
     case 'stake':
-      return `no provider, or free stake below the ${req.stakeNeeded} the job locks (20× its longest charge)`;
+      return `no provider, or free stake below what the job locks there (20× its longest charge at that node's price; at most ${req.stakeNeeded})`;
     case 'failedBefore':
       return 'this job already failed there (used only when no other node fits)';
     case 'busy':
@@ -151,7 +161,8 @@ function suggest(req: JobRequirements, job: JobRecord, t: Tally, fitting: number
   if (r('trust') > 0 && fitting + busy === 0) s.push(`${plural(r('trust'), 'node')} are below trust tier ${job.spec.constraints.minTrustTier} — lower constraints.minTrustTier`);
   if (r('cpu') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${t.mostCpu} CPU cores — lower resources.cpuCores`);
   if (r('memory') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${Math.floor(t.mostMemoryMb / 1024)} GB memory — lower resources.memoryGb`);
-  if (r('price') > 0 && t.minRejectedAsk !== null) s.push(`the cheapest otherwise fitting ask is ${t.minRejectedAsk} per GPU-hour — raise maxPricePerGpuHour`);
+  if (r('price') > 0 && t.minRejectedAsk !== null)
+    s.push(`the cheapest otherwise fitting ${req.paid ? 'lowest price' : 'ask'} is ${t.minRejectedAsk} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'} — raise maxPricePerGpuHour`);
   if (r('stake') > 0 && fitting + busy < n)
     s.push(
       `${plural(r('stake'), 'node')} fit but lack the free stake the job locks (${req.stakeNeeded}; the most free is ${t.maxFreeStake}) — a shorter timeoutSeconds or a lower maxPricePerGpuHour locks less`,

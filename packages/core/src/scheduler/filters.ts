@@ -3,6 +3,8 @@
  * buckets, where state, GPU class, free GPUs and region are already structural), explain and the naive
  * placer (over every node, in funnel order), so what explain reports is what placement does.
  */
+import { type ClassQuote, clearAt, lowestPrice } from '../market/clearing.js';
+import { stakeToLock } from '../market/settlement.js';
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
 import { classRejection } from './gpu-class.js';
 import { type JobRequirements, TRUST_RANK } from './requirements.js';
@@ -70,15 +72,53 @@ export function askFor(req: JobRequirements, node: NodeCapacity): number | undef
   return req.gpuCount === 0 ? node.askPerJobHour : node.askPerGpuHour;
 }
 
-/** A node without an ask, or a job without a cap, passes; else the gross ask must be within the cap. */
+/** The quote (index, floor) of the class this job's work on the node is priced in: its GPU class, or cpu. */
+export function quoteFor(req: JobRequirements, node: NodeCapacity): ClassQuote | undefined {
+  return req.gpuCount === 0 ? node.cpuQuote : node.gpuQuote;
+}
+
+/**
+ * A market job's clearing price on this node (core market/clearing.ts: at least the class floor and the
+ * node's gross ask, or the index when it has none; at most the cap), or null when it cannot clear there.
+ */
+export function priceAt(req: JobRequirements, node: NodeCapacity): number | null {
+  const q = quoteFor(req, node);
+  if (!q || req.maxPrice === undefined) return null;
+  return clearAt({ index: q.index, floor: q.floor, grossAsk: askFor(req, node), cap: req.maxPrice });
+}
+
+/**
+ * A market job clears on the node only when its lower bound (floor, gross ask or index) is within the cap.
+ * Without a market: a node without an ask, or a job without a cap, passes; else the gross ask must be within the cap.
+ */
 export function priceOk(req: JobRequirements, node: NodeCapacity): boolean {
   const ask = askFor(req, node);
+  if (req.paid) {
+    const q = quoteFor(req, node);
+    return q !== undefined && req.maxPrice !== undefined && lowestPrice({ index: q.index, floor: q.floor, grossAsk: ask }) <= req.maxPrice;
+  }
   return req.maxPrice === undefined || ask === undefined || ask <= req.maxPrice;
 }
 
-/** A market job needs a node with a provider to pay and free stake covering the job's lock (TRUST.md: 20× its price). */
+/** The stake an attempt of a market job locks on this node: 20× its longest charge at the node's clearing price (0: cannot clear). */
+export function stakeLockAt(req: JobRequirements, node: NodeCapacity): number {
+  const price = priceAt(req, node);
+  return price === null ? 0 : stakeToLock(price, req.units, req.timeoutSeconds);
+}
+
+/**
+ * A market job needs a node with a provider to pay and free stake covering its lock at the node's clearing
+ * price (TRUST.md: 20× its longest charge). The price is at least the class floor, so the lock is never 0
+ * and a node with no free stake never takes a market job.
+ */
 export function stakeOk(req: JobRequirements, node: NodeCapacity): boolean {
-  return !req.paid || (node.providerId !== null && node.stake - node.stakeLocked >= req.stakeNeeded);
+  if (!req.paid) return true;
+  if (node.providerId === null) return false;
+  const free = node.stake - node.stakeLocked;
+  if (free <= 0) return false;
+  if (free >= req.stakeNeeded) return true; // the lock at the cap is the most it can be
+  const lock = stakeLockAt(req, node);
+  return lock > 0 && free >= lock;
 }
 
 /**
@@ -139,4 +179,13 @@ export function rejectNode(req: JobRequirements, node: NodeCapacity): FilterName
   if (slots && !bestSlot(req, slots)) return 'busy';
   if (node.freeCpu < req.cpu - 1e-9 || node.freeMemoryMb < req.memoryMb) return 'busy';
   return null;
+}
+
+/**
+ * Whether the node could run the job once idle (every filter but failedBefore and busy): the test of market
+ * demand (services/market.ts), so a queued job counts only where some live node could really take it.
+ */
+export function fitsWhenIdle(req: JobRequirements, node: NodeCapacity): boolean {
+  const why = rejectNode(req, node);
+  return why === null || why === 'busy' || why === 'failedBefore';
 }

@@ -12,7 +12,7 @@ import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
 import type { JobRecord, Placement } from '../records.js';
 import type { CapacityIndex } from './capacity-index.js';
-import { bestSlot, pickGpus } from './filters.js';
+import { bestSlot, pickGpus, stakeLockAt } from './filters.js';
 import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
 import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
@@ -159,7 +159,7 @@ export class PlacementEngine implements Scheduler {
       const slot = req.gpuCount > 0 ? (c.slot ?? bestSlot(req, c.node.slots)) : undefined;
       const gpuIndices = slot ? pickGpus(req, slot) : [];
       const attemptId = ids[rank] as string;
-      index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang, stakeLock: req.stakeNeeded });
+      index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang, stakeLock: req.paid ? stakeLockAt(req, c.node) : 0 });
       const p: Placement = { jobId: job.id, attemptId, nodeId: c.node.nodeId, gpuIndices, leaseExpiresAt: ctx.now + ctx.leaseTtlMs };
       if (gang) p.gang = { leaderAttemptId: ids[0] as string, rank, worldSize: chosen.length, peers };
       out.push(p);

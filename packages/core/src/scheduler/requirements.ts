@@ -4,7 +4,7 @@
  * normal, nodes 1, no price cap, trust tier open.
  */
 import type { JobSpec } from '@gpux/protocol';
-import { stakeToLock } from '../market/settlement.js';
+import { stakeToLock, unitsOf } from '../market/settlement.js';
 import type { JobRecord } from '../records.js';
 import type { GpuWant } from './gpu-class.js';
 
@@ -27,10 +27,16 @@ export interface JobRequirements {
   minTrust: number;
   /** The job's cap per unit-hour: its payment's (market) or the spec's maxPricePerGpuHour. */
   maxPrice: number | undefined;
-  /** A market job: only nodes with a provider (to be paid) and free stake of stakeNeeded take it. */
+  /**
+   * A market job: only nodes with a provider (to be paid), a clearing price within the cap (never below the
+   * class floor) and free stake covering the lock at that price take it (filters.ts priceAt, stakeLockAt).
+   */
   paid: boolean;
-  /** Stake an attempt locks on its node (core market/settlement.ts stakeToLock at the cap); 0 without a market. */
+  /** The most stake an attempt can lock (core market/settlement.ts stakeToLock at the cap); 0 without a market. */
   stakeNeeded: number;
+  /** Priced units per node and the timeout: with a node's clearing price they give its exact stake lock. */
+  units: number;
+  timeoutSeconds: number;
   avoid: ReadonlySet<string>;
   /** Gang size (members on distinct nodes); 1 for ordinary jobs. */
   nodes: number;
@@ -79,6 +85,8 @@ export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & {
     maxPrice: job.payment ? job.payment.capPerUnitHour : s.maxPricePerGpuHour,
     paid: !!job.payment,
     stakeNeeded: job.payment ? stakeToLock(job.payment.capPerUnitHour, job.payment.units, s.timeoutSeconds) : 0,
+    units: job.payment?.units ?? unitsOf(s),
+    timeoutSeconds: s.timeoutSeconds,
     avoid: new Set(job.avoidNodeIds),
     nodes: jobNodes(s),
     priority: jobPriority(s),

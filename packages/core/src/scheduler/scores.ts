@@ -16,6 +16,7 @@
  *   GPUs the placement would strand (left free without the CPU or memory to use them).
  */
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
+import { priceAt } from './filters.js';
 import { DEFAULT_NODE_STATS_POLICY, performanceScore, reliabilityScore } from './node-stats.js';
 import type { JobRequirements } from './requirements.js';
 
@@ -35,6 +36,11 @@ export type ScoreParts = ScoreWeights;
 const SCORE_CACHE_MS = 60_000;
 
 export function priceScore(req: JobRequirements, node: NodeCapacity): number {
+  // A market job pays the node's clearing price (an ask-less node: the index), so that is what is cheap or dear.
+  if (req.paid && req.maxPrice !== undefined && req.maxPrice > 0) {
+    const price = priceAt(req, node);
+    return price === null ? 0 : Math.max(0, 1 - price / req.maxPrice);
+  }
   const ask = node.askPerGpuHour;
   if (ask === undefined || req.gpuCount === 0) return 0.5;
   if (req.maxPrice !== undefined && req.maxPrice > 0) return Math.max(0, 1 - ask / req.maxPrice);

@@ -99,6 +99,12 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
 
         <Section title="Timeline">
           <Timeline events={events} />
+          {data.nodeEventsElided ? <p className="muted">{data.nodeEventsElided} image-pull events reported by the node are not shown.</p> : null}
+          {data.moreEventsBefore !== null && data.moreEventsBefore !== undefined ? (
+            <p className="muted">
+              Older events are not shown: <code>gpux job get {job.id} --events-before {data.moreEventsBefore}</code>
+            </p>
+          ) : null}
         </Section>
 
         <Section title="Attempts" wide>

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { loadAgentConfig, ProcessExecutor, type RunningAgent, type SimulatedFleet, seededRandom, silentLogger, startAgent, startSimulatedNodes } from '@gpux/agent';
-import { cryptoRandom, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
+import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import { stakeToLock, systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
 import { tempDir } from '@gpux/testing';
@@ -62,11 +62,18 @@ export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> 
       if (config.market) await new GpuxClient({ url: coord.url, token: t }).deposit({ asset: 'usdc', amount: BUYER_FUNDS });
       return t;
     };
-    const [buyerToken, otherBuyerToken, providerToken] = await Promise.all([buyer('dashboard-buyer'), buyer('other-buyer'), token('dashboard-provider')]);
+    const [buyerToken, otherBuyerToken, provider] = await Promise.all([
+      buyer('dashboard-buyer'),
+      buyer('other-buyer'),
+      issueToken(coord.store, { role: 'buyer', name: 'dashboard-provider' }, systemClock, cryptoRandom),
+    ]);
+    const providerToken = provider.token;
+    // Nodes register with an enrollment token of the provider (issue 10 item 2).
+    const enrollmentToken = (await issueEnrollment(coord.store, { accountId: provider.accountId, name: 'dashboard-nodes' }, systemClock, cryptoRandom)).token;
 
     const agentConfig = loadAgentConfig(
       {},
-      { coordinatorUrl: coord.url, dataDir: join(dir.path, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: POLL_WAIT_MS, labels: { [LOCAL_LABEL]: 'true' }, region: 'local', providerToken },
+      { coordinatorUrl: coord.url, dataDir: join(dir.path, 'node'), executor: 'process', allowUnsafeProcess: true, pollWaitMs: POLL_WAIT_MS, labels: { [LOCAL_LABEL]: 'true' }, region: 'local', enrollmentToken },
     );
     const executor = new ProcessExecutor({ allowUnsafe: true, workRoot: join(dir.path, 'work'), killGraceMs: 500 });
     const local = await startAgent(agentConfig, { executor, logger: silentLogger, detect: { docker: { socketPath: join(dir.path, 'no-docker.sock') } } });
@@ -75,7 +82,7 @@ export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> 
     const fleets: SimulatedFleet[] = [];
     let seed = 7;
     for (const [region, n] of Object.entries(opts.simulated ?? {})) {
-      const fleet = await startSimulatedNodes(n, { coordinatorUrl: coord.url, dataDir: join(dir.path, `sim-${region}`), random: seededRandom(seed++), region, pollWaitMs: POLL_WAIT_MS, providerToken });
+      const fleet = await startSimulatedNodes(n, { coordinatorUrl: coord.url, dataDir: join(dir.path, `sim-${region}`), random: seededRandom(seed++), region, pollWaitMs: POLL_WAIT_MS, enrollmentToken });
       fleets.push(fleet);
       cleanups.push(() => fleet.stop());
     }

@@ -24,6 +24,12 @@ export interface ContainerPlan {
   pidsLimit: number;
   /** CPUs of the host: the engine refuses a CPU limit above it. */
   hostCpus: number;
+  /** Memory of the host, bytes: no limit is set above it. */
+  hostMemoryBytes: number;
+  /** The CPU limit of a job whose spec sets no cpuCores (capped at hostCpus). */
+  defaultCpus: number;
+  /** The memory limit of a job whose spec sets no memoryGb, bytes (capped at hostMemoryBytes). */
+  defaultMemoryBytes: number;
   tmpSizeMb: number;
   shmSizeMb: number;
   /** Cap of the engine's own log file of the container (the agent reads the output live, not from that file). */
@@ -31,6 +37,27 @@ export interface ContainerPlan {
 }
 
 const MIN_MEMORY = 6 * 1024 * 1024; // the engine's minimum
+
+export interface ContainerLimits {
+  memoryBytes: number;
+  nanoCpus: number;
+  /** True where the spec was silent and the node's default applies. */
+  memoryDefault: boolean;
+  cpusDefault: boolean;
+}
+
+/** Every container gets a memory and a CPU limit: the spec's, else the node's default; never more than the host has. */
+export function containerLimits(plan: Pick<ContainerPlan, 'req' | 'hostCpus' | 'hostMemoryBytes' | 'defaultCpus' | 'defaultMemoryBytes'>): ContainerLimits {
+  const { memoryGb, cpuCores } = plan.req.spec.resources;
+  const memory = memoryGb !== undefined ? Math.round(memoryGb * 1024 ** 3) : plan.defaultMemoryBytes;
+  const cpus = cpuCores ?? plan.defaultCpus;
+  return {
+    memoryBytes: Math.max(MIN_MEMORY, Math.min(memory, plan.hostMemoryBytes)),
+    nanoCpus: Math.round(Math.max(0.01, Math.min(cpus, plan.hostCpus)) * 1e9),
+    memoryDefault: memoryGb === undefined,
+    cpusDefault: cpuCores === undefined,
+  };
+}
 
 export function containerEnv(plan: Pick<ContainerPlan, 'req' | 'gpuEnv'>): Record<string, string> {
   const { req } = plan;
@@ -68,12 +95,10 @@ export function buildContainerConfig(plan: ContainerPlan): Docker.ContainerCreat
     AutoRemove: false, // the agent inspects the exit (OOM, code) before it removes the container
     ...plan.gpu,
   };
-  const { memoryGb, cpuCores } = spec.resources;
-  if (memoryGb !== undefined) {
-    host.Memory = Math.max(MIN_MEMORY, Math.round(memoryGb * 1024 ** 3));
-    host.MemorySwap = host.Memory; // no swap on top: the limit is the limit
-  }
-  if (cpuCores !== undefined) host.NanoCpus = Math.round(Math.max(0.01, Math.min(cpuCores, plan.hostCpus)) * 1e9);
+  const limits = containerLimits(plan);
+  host.Memory = limits.memoryBytes;
+  host.MemorySwap = limits.memoryBytes; // no swap on top: the limit is the limit
+  host.NanoCpus = limits.nanoCpus;
 
   const env = containerEnv(plan);
   return {

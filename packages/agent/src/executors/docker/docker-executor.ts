@@ -1,6 +1,6 @@
 /** DockerExecutor: each attempt in its own isolated container on the local Docker engine (the agent's default executor). */
 import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { type Clock, type Execution, type EventSink, type ExecutionRequest, type Executor, type LogSink, systemClock } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
@@ -42,6 +42,20 @@ export interface DockerExecutorOptions {
   /** The device part of the container config; replaceable where no GPU exists (tests). Default gpuHostConfig. */
   gpuHostConfig?: (assigned: GpuDevice[]) => GpuHostConfig;
   hostCpus?: number;
+  /** Memory of the host, bytes: no container gets more. Default os.totalmem(). */
+  hostMemoryBytes?: number;
+  /** CPU limit of a job whose spec sets no cpuCores. Default 2 (capped at hostCpus). */
+  defaultCpus?: number;
+  /** Memory limit of a job whose spec sets no memoryGb, bytes. Default 4 GiB (capped at hostMemoryBytes). */
+  defaultMemoryBytes?: number;
+  /** Quota of the scratch dir (/gpux/scratch, on the host's disk). Default 10 GiB. The outputs quota is limits.totalBytes. */
+  scratchBytes?: number;
+  /** Most files, dirs and links in scratch (inodes, and the cost of measuring it). Default 200000. */
+  scratchMaxEntries?: number;
+  /** Most files, dirs and links in outputs. Default 100000 (the result still carries at most limits.maxFiles files). */
+  outputsMaxEntries?: number;
+  /** How often scratch and outputs are measured while the job runs (a job can pass a quota by what it writes in this time). Default 250 ms. */
+  quotaCheckMs?: number;
   /** At most one image pull progress line per this many ms in the job's log. Default 2000. */
   pullProgressIntervalMs?: number;
   /** A pull that takes longer fails the attempt (it does not count against the job's own timeout). Default 30 min. */
@@ -75,6 +89,13 @@ export class DockerExecutor implements Executor {
       shmSizeMb: opts.shmSizeMb ?? 1024,
       gpuHostConfig: opts.gpuHostConfig ?? ((assigned) => gpuHostConfig(assigned, { deviceGid })),
       hostCpus: opts.hostCpus ?? availableParallelism(),
+      hostMemoryBytes: opts.hostMemoryBytes ?? totalmem(),
+      defaultCpus: opts.defaultCpus ?? 2,
+      defaultMemoryBytes: opts.defaultMemoryBytes ?? 4 * 1024 ** 3,
+      scratchBytes: opts.scratchBytes ?? 10 * 1024 ** 3,
+      scratchMaxEntries: opts.scratchMaxEntries ?? 200_000,
+      outputsMaxEntries: opts.outputsMaxEntries ?? 100_000,
+      quotaCheckMs: opts.quotaCheckMs ?? 250,
       pullProgressIntervalMs: opts.pullProgressIntervalMs ?? 2000,
       pullTimeoutMs: opts.pullTimeoutMs ?? 30 * 60_000,
       clock: opts.clock ?? systemClock,

@@ -1,4 +1,4 @@
-/** One attempt in one container: image, work dir, create, attach, start, timeout, wait, inspect (OOM), outputs, removal. */
+/** One attempt in one container: image (policy), work dir, create, attach, start, timeout, disk quotas, wait, inspect (OOM), outputs, removal. */
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventSink, Execution, ExecutionOutcome, ExecutionRequest, LogSink, StopReason } from '@gpux/core';
@@ -7,10 +7,11 @@ import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
 import { collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
 import { buildContainerConfig } from './container-config.js';
+import { checkQuotas, DiskQuotaWatcher, formatBytes, type QuotaTree } from './disk-quota.js';
 import { StreamDemuxer } from './demux.js';
 import type { ResolvedDockerOptions } from './docker-executor.js';
 import { containerGpuEnv } from './gpu-devices.js';
-import { checkImage } from './image-policy.js';
+import { checkImage, checkResolvedImage } from './image-policy.js';
 import { engineMessage, ensureImage, ImagePullError } from './image-pull.js';
 
 /** How long the log stream may lag behind the container's exit. */
@@ -25,6 +26,9 @@ export class DockerRun implements Execution {
   readonly done: Promise<ExecutionOutcome>;
   private stopReason: StopReason | null = null;
   private timedOut = false;
+  /** Set when outputs or scratch passed its quota: the container is killed and the attempt fails with this. */
+  private quotaError: string | null = null;
+  private quotaWatcher: DiskQuotaWatcher | null = null;
   private exited = false;
   private container: Docker.Container | null = null;
   private killing: Promise<void> | null = null;
@@ -82,6 +86,12 @@ export class DockerRun implements Execution {
         })
         .finally(() => clearTimeout(pullTimer));
       if (this.stopReason) return this.cancelled();
+      // The reference passed the lists; what it resolved to must too (an id or a re-tag of a denied image).
+      const resolved = checkResolvedImage(this.req.spec.image, image, this.o.imagePolicy);
+      if (!resolved.allowed) {
+        this.say(`image: refused: ${resolved.reason}`);
+        return failedOutcome(`image not allowed: ${resolved.reason}`, this.duration());
+      }
 
       dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs);
       const scratch = join(dir.root, 'scratch');
@@ -99,6 +109,9 @@ export class DockerRun implements Execution {
         network: this.req.spec.network === true,
         pidsLimit: this.o.pidsLimit,
         hostCpus: this.o.hostCpus,
+        hostMemoryBytes: this.o.hostMemoryBytes,
+        defaultCpus: this.o.defaultCpus,
+        defaultMemoryBytes: this.o.defaultMemoryBytes,
         tmpSizeMb: this.o.tmpSizeMb,
         shmSizeMb: this.o.shmSizeMb,
         logFileBytes: this.o.maxLogBytes,
@@ -106,7 +119,8 @@ export class DockerRun implements Execution {
       const container = await this.o.docker.createContainer(config);
       this.container = container;
       this.hooks.onContainer(container.id);
-      this.say(`container: ${config.name} (${describeLimits(config)})`);
+      const quotas = this.quotaTrees(dir, scratch);
+      this.say(`container: ${config.name} (${describeLimits(config, this.req.spec.resources, quotas)})`);
       if (this.stopReason) return this.cancelled();
 
       const logs = await this.attach(container);
@@ -116,6 +130,8 @@ export class DockerRun implements Execution {
         return failedOutcome(`cannot run "${this.req.spec.command[0]}": ${startFailure(e)}`, this.duration());
       }
       if (this.stopReason) void this.kill();
+      this.quotaWatcher = new DiskQuotaWatcher(quotas, this.o.quotaCheckMs, (error) => this.overQuota(error));
+      this.quotaWatcher.start();
       timer = setTimeout(() => {
         if (this.exited || this.stopReason) return;
         this.timedOut = true;
@@ -124,6 +140,9 @@ export class DockerRun implements Execution {
       const waited = (await container.wait()) as { StatusCode?: number };
       this.exited = true;
       clearTimeout(timer);
+      await this.quotaWatcher.stop();
+      // What was written since the last check: the exit does not make it fit.
+      if (!this.quotaError && !this.stopReason) this.quotaError = await checkQuotas(quotas);
       await Promise.race([logs.done, new Promise((r) => setTimeout(r, LOG_DRAIN_MS).unref())]);
       const info = await container.inspect();
       return await this.outcomeOfExit(info.State.ExitCode ?? waited.StatusCode ?? null, info.State.OOMKilled === true, dir, config);
@@ -134,6 +153,7 @@ export class DockerRun implements Execution {
     } finally {
       clearTimeout(timer);
       this.exited = true;
+      await this.quotaWatcher?.stop();
       await this.cleanup(dir);
     }
   }
@@ -166,18 +186,38 @@ export class DockerRun implements Execution {
 
   private async outcomeOfExit(code: number | null, oomKilled: boolean, dir: WorkDir, config: Docker.ContainerCreateOptions): Promise<ExecutionOutcome> {
     if (this.stopReason) return this.cancelled();
+    if (this.quotaError) {
+      // Nothing past the quota is reported: no outputs at all (the work dir is removed with them).
+      this.say(`container: ${this.quotaError}`);
+      return failedOutcome(this.quotaError, this.duration());
+    }
     const collected = await collectOutputs(dir.outputs, this.o.limits);
     const base = { outputs: collected.outputs, outputDigest: collected.outputDigest, durationMs: this.duration() };
     if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s` };
     if (oomKilled && code === 0) this.say('container: a process of the job went over the memory limit and was killed (OOM); the job still exited 0');
     if (oomKilled && code !== 0) {
       const limit = config.HostConfig?.Memory;
-      const error = `out of memory: the job went over its memory limit${limit ? ` of ${mib(limit)}` : ''} and was killed (OOM)`;
+      const hint = this.req.spec.resources.memoryGb === undefined ? " (this node's default: the spec sets no resources.memoryGb)" : '';
+      const error = `out of memory: the job went over its memory limit${limit ? ` of ${mib(limit)}${hint}` : ''} and was killed (OOM)`;
       return { ...base, outcome: 'failed', exitCode: null, error };
     }
     if (collected.error) return { ...base, outcome: 'failed', exitCode: code, error: collected.error };
     if (code === 0) return { ...base, outcome: 'succeeded', exitCode: 0, error: null };
     return { ...base, outcome: 'failed', exitCode: code, error: `exited with code ${code}` };
+  }
+
+  private quotaTrees(dir: WorkDir, scratch: string): QuotaTree[] {
+    return [
+      { name: 'outputs', path: dir.outputs, maxBytes: this.o.limits.totalBytes, maxEntries: this.o.outputsMaxEntries, option: 'GPUX_NODE_MAX_OUTPUT_BYTES' },
+      { name: 'scratch', path: scratch, maxBytes: this.o.scratchBytes, maxEntries: this.o.scratchMaxEntries, option: 'GPUX_NODE_MAX_SCRATCH_BYTES' },
+    ];
+  }
+
+  /** Past a quota: SIGKILL at once (a grace period would let the job write on). */
+  private overQuota(error: string): void {
+    if (this.exited || this.stopReason || this.quotaError) return;
+    this.quotaError = error;
+    void this.container?.kill({ signal: 'SIGKILL' }).catch(() => {}); // already gone: the wait settles it
   }
 
   private cancelled(): ExecutionOutcome {
@@ -229,11 +269,12 @@ function startFailure(e: unknown): string {
   return /exec: .*?(?=: unknown$|$)/.exec(msg)?.[0] ?? msg;
 }
 
-function describeLimits(c: Docker.ContainerCreateOptions): string {
+function describeLimits(c: Docker.ContainerCreateOptions, asked: { memoryGb?: number; cpuCores?: number }, quotas: QuotaTree[]): string {
   const h = c.HostConfig ?? {};
   const parts = [`network ${h.NetworkMode}`, `user ${c.User}`, `pids ≤ ${h.PidsLimit}`, 'read-only root, no capabilities'];
-  if (h.Memory) parts.push(`memory ${mib(h.Memory)}`);
-  if (h.NanoCpus) parts.push(`cpus ${h.NanoCpus / 1e9}`);
+  if (h.Memory) parts.push(`memory ${mib(h.Memory)}${asked.memoryGb === undefined ? ' (node default)' : ''}`);
+  if (h.NanoCpus) parts.push(`cpus ${h.NanoCpus / 1e9}${asked.cpuCores === undefined ? ' (node default)' : ''}`);
+  for (const q of quotas) parts.push(`${q.name} ≤ ${formatBytes(q.maxBytes)}`);
   const gpus = [...(h.DeviceRequests?.flatMap((d) => d.DeviceIDs ?? []) ?? []), ...((h.Devices as { PathOnHost: string }[] | undefined)?.map((d) => d.PathOnHost) ?? [])];
   parts.push(gpus.length ? `devices ${gpus.join(', ')}` : 'no GPUs');
   return parts.join(', ');

@@ -9,6 +9,8 @@ export interface ResolvedImage {
   id: string;
   /** Registry digests the engine knows for it (repo@sha256:…); none for an image that was never pushed or pulled. */
   repoDigests: string[];
+  /** Every tag the engine has for the same id (repo:tag), checked against the node's image lists. */
+  repoTags: string[];
   pulled: boolean;
 }
 
@@ -71,7 +73,7 @@ async function pull(docker: Docker, image: string, ref: ImageRef, progress: Pull
 async function inspectImage(docker: Docker, image: string): Promise<ResolvedImage | null> {
   try {
     const info = await docker.getImage(image).inspect();
-    return { id: info.Id, repoDigests: info.RepoDigests ?? [], pulled: false };
+    return { id: info.Id, repoDigests: info.RepoDigests ?? [], repoTags: info.RepoTags ?? [], pulled: false };
   } catch (e) {
     if ((e as { statusCode?: number }).statusCode === 404) return null;
     throw e;

@@ -49,6 +49,38 @@ export function parseImageRef(ref: string, opts: { defaultTag?: boolean } = {}):
   return out;
 }
 
+/** Other names of Docker Hub: a pull from them fetches the same images as from docker.io. */
+const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com', 'hub.docker.com']);
+
+/**
+ * The reference as an allow/deny list compares it: parsed as above, the registry's Docker Hub aliases folded into
+ * "docker.io" (so "registry-1.docker.io/library/busybox" is "docker.io/library/busybox") and domain and path in
+ * lower case (the engine refuses upper-case paths; a domain is case-insensitive). Tags and digests keep their case.
+ */
+export function canonicalImageRef(ref: string, opts: { defaultTag?: boolean } = {}): ImageRef {
+  const parsed = parseImageRef(ref, opts);
+  let domain = parsed.domain.toLowerCase();
+  let path = parsed.repository.slice(parsed.domain.length + 1).toLowerCase();
+  if (DOCKER_HUB_ALIASES.has(domain)) {
+    domain = 'docker.io';
+    if (!path.includes('/')) path = `library/${path}`;
+  }
+  const repository = `${domain}/${path}`;
+  const full = `${repository}${parsed.tag !== undefined ? `:${parsed.tag}` : ''}${parsed.digest !== undefined ? `@${parsed.digest.toLowerCase()}` : ''}`;
+  const out: ImageRef = { domain, repository, full };
+  if (parsed.tag !== undefined) out.tag = parsed.tag;
+  if (parsed.digest !== undefined) out.digest = parsed.digest.toLowerCase();
+  return out;
+}
+
+/**
+ * True when the engine may read the reference as an image id: "sha256:<hex>", or any run of hex digits (the engine
+ * tries such a name first, then any local image whose id starts with it: "51805a59db9b" runs that image).
+ */
+export function looksLikeImageId(ref: string): boolean {
+  return /^(sha256:)?[0-9a-f]{1,64}$/i.test(ref.trim());
+}
+
 /** True when the reference names its content by digest (repo@sha256:…), so a registry cannot swap it. */
 export function isDigestPinned(ref: string): boolean {
   return /@sha256:[0-9a-f]{64}$/.test(ref.trim());

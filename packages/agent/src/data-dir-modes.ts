@@ -1,0 +1,31 @@
+/**
+ * The node's data dir holds its private key and the attempts' work dirs (inputs, outputs): 0700, the key 0600,
+ * whatever the umask. An existing dir or key found open to other local users is tightened at start, with a notice.
+ */
+import { chmod, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KEY_FILE } from './identity.js';
+
+export async function secureNodeDataDir(dataDir: string, notice: (message: string) => void): Promise<void> {
+  await tighten(dataDir, 0o700, notice, true);
+  await tighten(join(dataDir, KEY_FILE), 0o600, notice, false);
+  await tighten(join(dataDir, 'work'), 0o700, notice, true);
+}
+
+async function tighten(path: string, want: number, notice: (message: string) => void, dir: boolean): Promise<void> {
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(path);
+  } catch {
+    return; // created later, with the right mode
+  }
+  const mode = st.mode & 0o777;
+  if (st.isDirectory() !== dir || (mode & 0o077) === 0) return;
+  // Never a shared dir (sticky, like /tmp) or one another user owns.
+  if ((st.mode & 0o1000) !== 0 || (process.getuid !== undefined && st.uid !== process.getuid())) {
+    notice(`${path} is open to other local users (mode 0${mode.toString(8)}) and not this user's to change; move the node's data dir (--data-dir) somewhere private`);
+    return;
+  }
+  await chmod(path, want);
+  notice(`${path} was open to other local users (mode 0${mode.toString(8)}); now 0${want.toString(8)}`);
+}
