@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Store } from '@gpux/core';
-import { outputRootDigest } from '@gpux/protocol';
 import { openStore } from '../../packages/coordinator/src/store/index.js';
-import { call, gpuAd, startHarness, TestAgent } from '../../packages/coordinator/test/helpers.js';
+import { call, gpuAd, report, startHarness, TestAgent } from '../../packages/coordinator/test/helpers.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -100,7 +99,7 @@ async function run(waiters: number): Promise<Row> {
     stop = true;
     clearInterval(beat);
     await probe;
-    await agent.result(attemptId, { outcome: 'succeeded', exitCode: 0, error: null, outputDigest: outputRootDigest([]), outputs: [], metrics: { durationMs: 1 } });
+    await agent.result(attemptId, report('succeeded'));
     return { waiters, appends: APPENDS, totalMs: Math.round(totalMs), msPerAppend: Math.round((totalMs / APPENDS) * 10) / 10, storeLogReads: reads.n, healthzMaxMs: Math.round(healthzMaxMs) };
   } finally {
     await h.close();

@@ -12,7 +12,9 @@ import {
   RegisterResponse,
   type ResultReport,
   ResultResponse,
+  type ResultCommitment,
   ROUTES,
+  signCommitment,
   signRequest,
   StartAttemptResponse,
   WorkResponse,
@@ -94,6 +96,14 @@ export class CoordinatorClient {
   /** Job events (image pulls) for the job's history. */
   events(attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
     return this.call('POST', withId(ROUTES.attemptEvents.path, attemptId), AttemptEventBatchResponse, batch);
+  }
+
+  /** This node's id and its signature over a result commitment (sent with the result report). */
+  get nodeId(): string {
+    return this.identity.nodeId;
+  }
+  signCommitment(c: ResultCommitment): string {
+    return signCommitment(c, this.identity.privateKeyPem);
   }
 
   result(attemptId: string, report: ResultReport): Promise<ResultResponse> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
+import { buildCommitment, publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
 import { CoordinatorApiError, CoordinatorClient, CoordinatorUnreachableError, loadOrCreateIdentity } from '../src/index.js';
 import { tempDir } from './helpers.js';
 
@@ -69,7 +69,8 @@ describe('CoordinatorClient', () => {
       req.url.includes('result') ? [409, { error: { code: 'CONFLICT', message: 'attempt already ended' } }] : [503, { error: { code: 'UNAVAILABLE', message: 'draining' } }],
     );
     const client = new CoordinatorClient({ baseUrl: url, identity });
-    const report = { outcome: 'succeeded' as const, exitCode: 0, error: null, outputDigest: '0'.repeat(64), outputs: [], metrics: { durationMs: 1 } };
+    const commitment = buildCommitment({ jobId: 'j-1', attemptId: 'a-1', nodeId: identity.nodeId, inputs: [], outputDigest: '0'.repeat(64), exitCode: 0, metrics: { durationMs: 1 } });
+    const report = { outcome: 'succeeded' as const, exitCode: 0, error: null, outputDigest: '0'.repeat(64), outputs: [], metrics: { durationMs: 1 }, commitment, commitmentSignature: client.signCommitment(commitment) };
     await assert.rejects(client.result('a-1', report), (e) => e instanceof CoordinatorApiError && e.status === 409 && e.code === 'CONFLICT' && /already ended/.test(e.message));
     await assert.rejects(client.heartbeat([]), CoordinatorUnreachableError);
   });

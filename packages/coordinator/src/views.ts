@@ -40,6 +40,8 @@ export function attemptView(a: AttemptRecord): AttemptView {
     price: a.price
       ? { asset: a.price.asset, pricePerUnitHour: a.price.pricePerUnitHour, units: a.price.units, marketClass: a.price.marketClass, providerId: a.price.providerId, charged: a.settlement.charged }
       : null,
+    commitment: a.commitment ? JSON.parse(a.commitment) : null,
+    commitmentSignature: a.commitmentSignature ?? null,
   };
 }
 

@@ -23,6 +23,7 @@ import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js'
 import { type RunningCoordinator, type StartOptions, startCoordinator } from '../src/start.js';
 import { ENROLLMENT_TOKEN_PREFIX, issueEnrollment, issueToken } from '../src/tokens.js';
 import { cryptoRandom } from '../src/random.js';
+import { completeReport, type KnownAssignment, placeholderCommitment, UNSIGNED } from './commitment-helpers.js';
 
 export interface Harness {
   dir: string;
@@ -193,8 +194,12 @@ export class TestAgent {
   heartbeat(activeAttemptIds: string[] = [], o?: SignOpts) {
     return this.request('POST', '/v1/agent/heartbeat', { activeAttemptIds }, o);
   }
-  work(waitMs = 0) {
-    return this.request('GET', `/v1/agent/work?waitMs=${waitMs}`);
+  /** Assignments seen by work(), by attempt id: result() commits to their job and inputs. */
+  readonly assignments = new Map<string, KnownAssignment>();
+  async work(waitMs = 0) {
+    const res = await this.request('GET', `/v1/agent/work?waitMs=${waitMs}`);
+    for (const a of res.status === 200 && Array.isArray(res.body?.assignments) ? res.body.assignments : []) this.assignments.set(a.attemptId, a);
+    return res;
   }
   start(attemptId: string) {
     return this.request('POST', `/v1/agent/attempts/${attemptId}/start`);
@@ -202,8 +207,9 @@ export class TestAgent {
   logs(attemptId: string, entries: LogEntry[]) {
     return this.request('POST', `/v1/agent/attempts/${attemptId}/logs`, { entries });
   }
+  /** A report from report() is committed to and signed here, like the real agent does. */
   result(attemptId: string, report: ResultReport) {
-    return this.request('POST', `/v1/agent/attempts/${attemptId}/result`, report);
+    return this.request('POST', `/v1/agent/attempts/${attemptId}/result`, completeReport(this, attemptId, report, this.assignments.get(attemptId)));
   }
 }
 
@@ -214,7 +220,9 @@ export function report(outcome: 'succeeded' | 'failed' | 'cancelled', files: Rec
     sha256: sha256Hex(text),
     content: Buffer.from(text).toString('base64'),
   }));
-  return { outcome, exitCode, error: null, outputDigest: outputRootDigest(outputs), outputs, metrics: { durationMs: 5 } };
+  const outputDigest = outputRootDigest(outputs);
+  // TestAgent.result() builds and signs the commitment (it knows the assignment and holds the key).
+  return { outcome, exitCode, error: null, outputDigest, outputs, metrics: { durationMs: 5 }, commitment: placeholderCommitment(outputDigest, exitCode), commitmentSignature: UNSIGNED };
 }
 
 /** Poll until `fn` returns a truthy value; generous deadline for slow machines. */

@@ -100,13 +100,18 @@ describe('job lifecycle', () => {
     // The same report again is a duplicate; a different one conflicts.
     const again2 = await agent.result(attemptId, report('succeeded', { 'out/answer.txt': '42\n' }));
     assert.deepEqual(again2.body, { accepted: true, duplicate: true });
-    const other = await agent.result(attemptId, report('succeeded', { 'out/answer.txt': '43\n' }));
-    assert.equal(other.status, 409, JSON.stringify(other.body));
-    assert.equal(other.body.error.code, 'CONFLICT');
-
     const node = await call(h.url, 'GET', `/v1/nodes/${agent.nodeId}`, { token: h.operator });
     assert.equal(node.body.node.activeAttempts, 0, 'capacity released');
     assert.equal(node.body.node.gpusBusy, 0);
+
+    // A different signed report is a conflict, and equivocation: the node is banned (abuse/commitments
+    // covers the evidence and the slash); the next tests use a fresh node.
+    const other = await agent.result(attemptId, report('succeeded', { 'out/answer.txt': '43\n' }));
+    assert.equal(other.status, 409, JSON.stringify(other.body));
+    assert.equal(other.body.error.code, 'CONFLICT');
+    assert.equal((await agent.heartbeat()).status, 401, 'the equivocating node is refused');
+    agent = new TestAgent(h.url);
+    assert.equal((await agent.register()).status, 200);
   });
 
   test('result before the job finished: 409 RESULT_NOT_READY; a wrong digest: 400', async () => {

@@ -8,3 +8,4 @@ export * from './lifecycle.js';
 export * from './scheduler/index.js';
 export * from './executor.js';
 export * from './market/index.js';
+export * from './trust/index.js';

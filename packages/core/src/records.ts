@@ -70,6 +70,9 @@ export interface AttemptRecord {
   /** What the attempt pays, fixed at placement; null without a market. */
   price: AttemptPriceRecord | null;
   settlement: AttemptSettlementRecord;
+  /** The node's signed result commitment (canonical JSON) and signature, when it ended with a report. */
+  commitment?: string | null;
+  commitmentSignature?: string | null;
 }
 
 /** A gang job's member: its rank, the world size and every member's node (rank 0's attempt leads the job). */
@@ -158,6 +161,23 @@ export interface FinishAttemptInput {
   outputs: OutputFile[];
   metrics: AttemptMetrics;
   now: number;
+  /** The node's signed result commitment (canonical JSON, commitment.ts) and its signature; absent when the coordinator ends the attempt. */
+  commitment?: string;
+  commitmentSignature?: string;
+}
+
+/** Evidence of equivocation: two different validly signed commitments of one node for one attempt. */
+export interface EquivocationRecord {
+  id: string;
+  nodeId: string;
+  attemptId: string;
+  jobId: string;
+  first: { commitment: string; signature: string };
+  second: { commitment: string; signature: string };
+  /** Stake moved to the treasury (minor units of USDC) and its ledger transfer. */
+  slashed: number;
+  transferId: string | null;
+  at: number;
 }
 
 /** How a job moves after one of its attempts ended (see core/lifecycle.ts). */

@@ -20,6 +20,7 @@ import type {
 import type { QueueStanding } from './scheduler/fairness.js';
 import type {
   AttemptRecord,
+  EquivocationRecord,
   EventRecord,
   FinishAttemptInput,
   JobRecord,
@@ -310,6 +311,16 @@ export interface Store {
    * in all (the legs are cut in order when it is short). Returns the transfer.
    */
   slash(q: { nodeId: string; to: { account: string; amount: number }[]; reason: string; jobId?: string; now: number }): Promise<TransferRecord>;
+
+  // ---- equivocation (issue 11) ----
+  /**
+   * In one transaction, if the ended attempt's stored commitment differs from `second` (already verified):
+   * store both as evidence, write node.equivocated, slash the node's whole stake to the treasury and ban
+   * the node (removed, may not register again; its active leases end now). The same pair again: null.
+   */
+  recordEquivocation(q: { attemptId: string; nodeId: string; commitment: string; signature: string; now: number }): Promise<EquivocationRecord | null>;
+  /** The node's equivocations, newest first. */
+  listEquivocations(nodeId: string): Promise<EquivocationRecord[]>;
 
   // ---- asks and the price index ----
   /** Set (price) or remove (null) a provider's ask for a class. Returns the provider's asks. */

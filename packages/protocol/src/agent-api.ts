@@ -1,6 +1,7 @@
 /** Bodies of the signed node-agent API (/v1/agent/...). */
 import { z } from 'zod';
 import { BoundedEventData } from './bounded-data.js';
+import { CommitmentSignature, ResultCommitment } from './commitment.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdvertisement } from './node.js';
@@ -95,6 +96,8 @@ export const ResultReport = z.object({
   outputDigest: z.string().regex(/^[0-9a-f]{64}$/).describe('sha256 over the sorted "path\\0sha256\\n" lines of all outputs'),
   outputs: z.array(OutputFile).max(1000),
   metrics: AttemptMetrics,
+  commitment: ResultCommitment.describe('What the node commits to for this attempt (commitment.ts); must match the route, this report and the job'),
+  commitmentSignature: CommitmentSignature.describe("ed25519 signature of the node key over the commitment's canonical bytes"),
 });
 export type ResultReport = z.input<typeof ResultReport>;
 export const ResultResponse = z.object({ accepted: z.boolean(), duplicate: z.boolean() });

@@ -1,6 +1,7 @@
 /** Request and response bodies of the /v1 HTTP API. */
 import { z } from 'zod';
 import { ExpiresInSeconds } from './access-api.js';
+import { ResultCommitment } from './commitment.js';
 import { AttemptView, EventView, JobLogEntry, JobState, JobView, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdminState, NodeStatus, NodeView } from './node.js';
@@ -60,6 +61,10 @@ export const JobResultResponse = z.object({
   error: z.string().nullable(),
   outputDigest: z.string().nullable(),
   outputs: z.array(OutputFile),
+  nodeId: z.string().optional().describe('The node that ran the attempt'),
+  commitment: ResultCommitment.nullable().optional().describe("What that node signed for this attempt: its output digest, exit code, inputs and metrics (gpux job verify checks it)"),
+  commitmentSignature: z.string().nullable().optional().describe('ed25519 signature over the canonical commitment (base64)'),
+  nodePublicKey: z.string().nullable().optional().describe("The node's ed25519 public key (base64 of 32 bytes); its id is derived from it"),
 });
 export type JobResultResponse = z.infer<typeof JobResultResponse>;
 

@@ -7,6 +7,7 @@ export * from './api.js';
 export * from './access-api.js';
 export * from './agent-api.js';
 export * from './signing.js';
+export * from './commitment.js';
 export * from './routes.js';
 export { parseJobSpec } from './parse-spec.js';
 export * from './money.js';

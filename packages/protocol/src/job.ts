@@ -1,5 +1,6 @@
 /** Jobs, attempts, events, logs and results as the API shows them to buyers and operators. */
 import { z } from 'zod';
+import { ResultCommitment } from './commitment.js';
 import { JobSpec, RelativePath } from './job-spec.js';
 import { Amount, Asset } from './money.js';
 import { utf8Length } from './utf8.js';
@@ -73,6 +74,8 @@ export const AttemptView = z.object({
     .nullable()
     .optional()
     .describe('null without a market'),
+  commitment: ResultCommitment.nullable().optional().describe("The node's signed result commitment, once it reported (issue 11)"),
+  commitmentSignature: z.string().nullable().optional().describe('ed25519 signature of the node key over the commitment (base64)'),
 });
 export type AttemptView = z.infer<typeof AttemptView>;
 

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import * as access from './access-api.js';
 import * as agent from './agent-api.js';
 import * as api from './api.js';
+import * as commitment from './commitment.js';
 import * as market from './market-api.js';
 
 export type Auth = 'none' | 'buyer' | 'operator' | 'node';
@@ -51,6 +52,7 @@ export const ROUTES = {
   listPayouts: r({ method: 'GET', path: '/v1/payouts', auth: 'operator', summary: 'Every payout, newest first (state=pending: the work queue of the manual adapter)', query: market.ListPayoutsQuery, response: market.ListPayoutsResponse }),
   completePayout: r({ method: 'POST', path: '/v1/payouts/:id/complete', auth: 'operator', summary: 'Manual adapter: the payout was paid outside; record its reference', body: market.CompletePayoutRequest, response: market.PayoutResponse }),
   rejectPayout: r({ method: 'POST', path: '/v1/payouts/:id/reject', auth: 'operator', summary: 'Manual adapter: the payout failed; the amount returns to the wallet', body: market.RejectPayoutRequest, response: market.PayoutResponse }),
+  nodePenalties: r({ method: 'GET', path: '/v1/nodes/:id/penalties', auth: 'buyer', summary: "A node's penalties with their evidence (signed commitments); its provider or an operator", response: commitment.NodePenaltiesResponse }),
   nodeStake: r({ method: 'GET', path: '/v1/nodes/:id/stake', auth: 'buyer', summary: "A node's stake: bonded, locked by active attempts, free, unbonding (its provider or an operator)", response: market.StakeResponse }),
   addStake: r({ method: 'POST', path: '/v1/nodes/:id/stake', auth: 'buyer', summary: "Move USDC from the provider's wallet to the node's stake", body: market.StakeRequest, response: market.StakeResponse }),
   unstake: r({ method: 'POST', path: '/v1/nodes/:id/unstake', auth: 'buyer', summary: 'Unbond free stake; it returns to the wallet after the unbonding delay', body: market.StakeRequest, response: market.StakeResponse }),

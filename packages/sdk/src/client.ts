@@ -14,6 +14,7 @@ import {
 } from '@gpux/protocol';
 import { GpuxApiError, GpuxConnectionError } from './errors.js';
 import { GpuxAccessRoutes } from './access.js';
+import { type VerifyJobReport, verifyJobResult } from './verify.js';
 import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
 
 export interface GpuxClientOptions {
@@ -152,6 +153,14 @@ export class GpuxClient extends GpuxAccessRoutes {
     return callRoute(this.cfg, 'jobResult', { params: { id }, ...sig(opts) });
   }
 
+  /**
+   * Fetch the result and check it against the node's signed commitment (signature, output root digest
+   * recomputed from the bytes: `files` by path, else the inline contents). Never says the result is correct.
+   */
+  async verifyJob(id: string, opts: RequestOptions & { files?: ReadonlyMap<string, Uint8Array> } = {}): Promise<VerifyJobReport> {
+    return verifyJobResult(await this.jobResult(id, sig(opts)), opts.files);
+  }
+
   /** Poll the job until it reaches a terminal state; returns the final job. */
   async waitForJob(id: string, opts: WaitForJobOptions = {}): Promise<JobView> {
     const pollMs = opts.pollMs ?? 1000;
@@ -187,6 +196,11 @@ export class GpuxClient extends GpuxAccessRoutes {
 
   drainNode(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'drainNode'>> {
     return callRoute(this.cfg, 'drainNode', { params: { id }, ...sig(opts) });
+  }
+
+  /** A node's penalties with their evidence (its provider or an operator). */
+  nodePenalties(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'nodePenalties'>> {
+    return callRoute(this.cfg, 'nodePenalties', { params: { id }, ...sig(opts) });
   }
 
   createToken(body: CreateTokenBody, opts: RequestOptions = {}): Promise<RouteResponse<'createToken'>> {

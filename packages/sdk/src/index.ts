@@ -3,4 +3,5 @@ export * from './client.js';
 export * from './errors.js';
 export * from './market.js';
 export * from './access.js';
+export * from './verify.js';
 export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';

@@ -1,6 +1,6 @@
 /** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
-import type { Assignment, ResultReport } from '@gpux/protocol';
+import { type Assignment, buildCommitment, type ResultReport } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
@@ -114,14 +114,28 @@ export class AttemptRunner {
     };
   }
 
+  /** The report with its commitment, signed with the node key: the node binds itself to these outputs. */
   private toReport(o: ExecutionOutcome, logs: { logBytes: number; logsTruncated: boolean }): ResultReport {
+    const { attemptId, jobId, spec } = this.assignment;
+    const metrics = { durationMs: Math.max(0, Math.round(o.durationMs)), ...logs };
+    const commitment = buildCommitment({
+      jobId,
+      attemptId,
+      nodeId: this.ctx.client.nodeId,
+      inputs: spec.inputs,
+      outputDigest: o.outputDigest,
+      exitCode: o.exitCode,
+      metrics,
+    });
     return {
       outcome: o.outcome,
       exitCode: o.exitCode,
       error: o.error === null ? null : o.error.slice(0, 4096),
       outputDigest: o.outputDigest,
       outputs: o.outputs,
-      metrics: { durationMs: Math.max(0, Math.round(o.durationMs)), ...logs },
+      metrics,
+      commitment,
+      commitmentSignature: this.ctx.client.signCommitment(commitment),
     };
   }
 

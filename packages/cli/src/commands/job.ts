@@ -1,4 +1,4 @@
-/** `gpux job …`: submit, list, get, logs, result, cancel, bill. */
+/** `gpux job …`: submit, list, get, logs, result, verify, cancel, bill. */
 import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
@@ -8,6 +8,7 @@ import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
 import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
+import { registerVerify } from './job-verify.js';
 import { money, signedMoney } from '../money-format.js';
 
 interface Flags {
@@ -99,6 +100,7 @@ export function registerJob(program: Command, io: Io): void {
           ['exit code', res.exitCode],
           ['error', res.error],
           ['output digest', res.outputDigest],
+          ['committed by', res.commitment ? `node ${res.commitment.nodeId} (signed; check: gpux job verify ${id})` : '- (no signed commitment)'],
         ]),
       );
       if (res.outputs.length) {
@@ -117,6 +119,7 @@ export function registerJob(program: Command, io: Io): void {
   });
 
   registerExplain(job, io);
+  registerVerify(job, io);
 
   jsonOption(connectionOptions(job.command('bill').description('what the job cost: held, charged, fee, refunded, line by line').argument('<id>', 'job id'))).action(
     async (id: string, flags: Flags) => {

@@ -200,6 +200,7 @@ export function registerNode(program: Command, io: Io): void {
 
   registerNodePrice(node, io);
   registerNodeStake(node, io);
+  registerNodePenalties(node, io);
 }
 
 // ---- provider: asks ----
@@ -279,6 +280,29 @@ export function formatUnbond(s: StakeView, amount: number, now: number): string 
   const latest = (mine.length ? mine : s.unbonding).reduce<StakeView['unbonding'][number] | undefined>((a, u) => (a === undefined || u.releaseAt > a.releaseAt ? u : a), undefined);
   const when = latest ? ` at ${formatTime(latest.releaseAt)} (${releaseIn(latest.releaseAt, now)})` : ' after the unbonding delay';
   return `unbonding ${money(amount, s.asset)} from node ${s.nodeId}: it returns to your wallet${when}; ${money(s.free, s.asset)} stays free\n`;
+}
+
+function registerNodePenalties(node: Command, io: Io): void {
+  jsonOption(
+    connectionOptions(node.command('penalties').description("a node's penalties with their evidence: slashes for equivocation (its provider or an operator)").argument('<node>', 'node id')),
+  ).action(async (nodeId: string, flags: Flags) => {
+    const res = await clientFor(io, flags, 'buyer').nodePenalties(nodeId);
+    if (flags.json) return void io.out.write(toJson(res));
+    io.out.write(formatKeyValues([['node', res.nodeId], ['banned', res.banned ? 'yes' : 'no'], ['public key', res.publicKey]]));
+    if (res.penalties.length === 0) return void io.out.write('no penalties\n');
+    io.out.write(
+      `\n${formatTable(res.penalties, [
+        { header: 'EVIDENCE', value: (p) => p.id },
+        { header: 'KIND', value: (p) => p.kind },
+        { header: 'WHEN', value: (p) => formatTime(p.at) },
+        { header: 'JOB', value: (p) => p.jobId },
+        { header: 'ATTEMPT', value: (p) => p.attemptId },
+        { header: 'SLASHED', value: (p) => money(p.slashed, 'usdc'), align: 'right' },
+        { header: 'OUTPUT DIGESTS', value: (p) => `${p.evidence.first.commitment.outputDigest.slice(0, 12)}… ≠ ${p.evidence.second.commitment.outputDigest.slice(0, 12)}…` },
+      ])}`,
+    );
+    io.out.write('both commitments and signatures: gpux node penalties --json\n');
+  });
 }
 
 function registerNodeStake(node: Command, io: Io): void {

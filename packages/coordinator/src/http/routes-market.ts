@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { jobBill } from '../services/bill.js';
 import { marketPrices, myAsks, priceHistory, setAsk } from '../services/prices.js';
+import { nodePenalties } from '../services/penalties.js';
 import { addStake, nodeStake, unstake } from '../services/stake.js';
 import { deposit, ledger, listPayouts, settlePayout, treasury, wallet, walletHistory, withdraw } from '../services/wallet.js';
 import { mountRoute } from './route-kit.js';
@@ -25,6 +26,7 @@ export function mountMarketRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'completePayout', async ({ principal, id, body }) => ({ payout: await settlePayout(rt, principal, id, { reference: body.reference }) }));
   mountRoute(app, rt, 'rejectPayout', async ({ principal, id, body }) => ({ payout: await settlePayout(rt, principal, id, { reason: body.reason }) }));
 
+  mountRoute(app, rt, 'nodePenalties', ({ principal, id }) => nodePenalties(rt, principal, id));
   mountRoute(app, rt, 'nodeStake', async ({ principal, id }) => ({ stake: await nodeStake(rt, principal, id) }));
   mountRoute(app, rt, 'addStake', async ({ principal, id, body }) => ({ stake: await addStake(rt, principal, id, body.amount) }));
   mountRoute(app, rt, 'unstake', async ({ principal, id, body }) => ({ stake: await unstake(rt, principal, id, body.amount) }));

@@ -6,6 +6,7 @@ import { type AttemptRecord, GpuxError } from '@gpux/core';
 import { type HeartbeatResponse, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { checkCommitment, handleEquivocation } from './commitments.js';
 
 /** The attempt, if it belongs to this node. */
 export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
@@ -80,10 +81,21 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
       problems: [{ path: 'outputDigest', message: 'does not match outputs' }],
     });
   }
-  const res = await rt.store.finishAttempt(
-    { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() },
-    rt.decider,
-  );
+  const commitment = await checkCommitment(rt, nodeId, a, r);
+  const input = { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() };
+  let res: Awaited<ReturnType<typeof rt.store.finishAttempt>>;
+  try {
+    res = await rt.store.finishAttempt({ ...input, commitment, commitmentSignature: r.commitmentSignature }, rt.decider);
+  } catch (e) {
+    // Still 409; a different valid commitment for an attempt that ended with one is also equivocation.
+    if (!(e instanceof GpuxError && e.code === 'CONFLICT')) throw e;
+    const ev = await handleEquivocation(rt, nodeId, attemptId, commitment, r.commitmentSignature).catch((err: unknown) => {
+      rt.logger.error({ err, nodeId, attemptId }, 'recording equivocation evidence failed');
+      return null;
+    });
+    if (!ev) throw e;
+    throw new GpuxError('CONFLICT', `${e.message}. Two different signed commitments for one attempt are equivocation: evidence ${ev.id} recorded, the node's stake slashed and the node banned`);
+  }
   if (!res.duplicate) {
     attemptEnded(rt, attemptId, a.jobId, r.outcome);
     rt.logger.info({ nodeId, attemptId, jobId: a.jobId, outcome: r.outcome, jobState: res.job.state }, 'attempt finished');

@@ -120,5 +120,10 @@ export async function jobResult(rt: Runtime, p: Principal, id: string): Promise<
     error: job.error,
     outputDigest: last.outputDigest,
     outputs: await rt.store.getOutputs(last.id),
+    // What the node signed, with its key, so a buyer can check it without trusting this coordinator's word.
+    nodeId: last.nodeId,
+    commitment: last.commitment ? JSON.parse(last.commitment) : null,
+    commitmentSignature: last.commitmentSignature ?? null,
+    nodePublicKey: (await rt.store.getNode(last.nodeId))?.publicKey ?? null,
   };
 }

@@ -115,6 +115,12 @@ export function finishAttempt(
     const a = await lockAttempt(trx, ctx, input.attemptId);
     if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);
     if (!ACTIVE.includes(a.state as AttemptState)) {
+      // Ended with a signed commitment: only the very same commitment repeats it; another one is a conflict
+      // (and, validly signed, equivocation: services/agent.ts records it after this refusal).
+      if (a.commitment && input.commitment !== undefined) {
+        if (a.commitment === input.commitment && a.state === input.outcome) return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
+        throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state} with another signed commitment; a different result cannot replace it`);
+      }
       // A cancelled attempt the coordinator ended (cancel grace, gang stop) has no digest: any late 'cancelled' repeats it.
       if (a.state === input.outcome && (a.output_digest === input.outputDigest || a.state === 'cancelled')) {
         return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
@@ -132,6 +138,8 @@ export function finishAttempt(
         metrics: JSON.stringify(input.metrics),
         lease_expires_at: null,
         finished_at: input.now,
+        commitment: input.commitment ?? null,
+        commitment_signature: input.commitmentSignature ?? null,
       })
       .where('id', '=', input.attemptId)
       .returningAll()

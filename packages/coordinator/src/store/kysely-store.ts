@@ -12,6 +12,7 @@ import * as jobs from './jobs.js';
 import * as logs from './logs.js';
 import * as tokens from './tokens.js';
 import * as enrollments from './enrollments.js';
+import * as equivocations from './equivocations.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -107,6 +108,8 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     unbondStake: (q) => stake.unbondStake(ctx, q),
     releaseUnbonded: (now, limit) => stake.releaseUnbonded(ctx, now, limit),
     slash: (q) => stake.slash(ctx, q),
+    recordEquivocation: (q) => equivocations.recordEquivocation(ctx, q),
+    listEquivocations: (nodeId) => equivocations.listEquivocations(ctx, nodeId),
 
     setAsk: (providerId, marketClass, price, now) => prices.setAsk(ctx, providerId, marketClass, price, now),
     listAsks: (providerId) => prices.listAsks(ctx, providerId),

@@ -27,10 +27,14 @@ export function registerNode(ctx: StoreContext, node: RegisterNodeInput): Promis
       : undefined;
     const before = await trx
       .selectFrom('nodes')
-      .select(['status', 'provider_id', 'enrollment_id', 'removed_at'])
+      .select(['status', 'provider_id', 'enrollment_id', 'removed_at', 'banned_at', 'banned_reason'])
       .where('id', '=', node.id)
       .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
       .executeTakeFirst();
+    // A banned node (equivocation, issue 11) is removed for good: no enrollment brings it back.
+    if (before?.banned_at !== null && before?.banned_at !== undefined) {
+      throw new GpuxError('FORBIDDEN', `node ${node.id} is banned (${before.banned_reason ?? 'banned'}): it signed two different result commitments for one attempt; see gpux node penalties ${node.id}`);
+    }
     const providerId = node.providerId ?? null;
     const owner = before?.provider_id ?? null;
     if (providerId !== null && owner !== null && owner !== providerId) throw new GpuxError('FORBIDDEN', `node ${node.id} belongs to another provider`);

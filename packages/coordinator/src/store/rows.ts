@@ -147,6 +147,11 @@ export function attemptFromRow(r: AttemptRow): AttemptRecord {
   };
   // Only gang members carry it, so ordinary attempts read back exactly as before migration 0002.
   if (r.gang_leader !== null && r.gang !== null) a.gang = { leaderAttemptId: r.gang_leader, ...JSON.parse(r.gang) };
+  // 0009: present once the node's signed report ended the attempt.
+  if (r.commitment) {
+    a.commitment = r.commitment;
+    a.commitmentSignature = r.commitment_signature ?? null;
+  }
   return a;
 }
 

@@ -92,6 +92,9 @@ export interface AttemptsTable {
   events_dropped: Generated<number>;
   /** 0008: cancel + grace once the job's cancel is requested: charged and leased no later than this. Optional so inserts may omit it. */
   stop_by?: number | null;
+  /** 0009: the node's signed result commitment (canonical JSON) and its signature (base64); null until it ends with a report. */
+  commitment?: string | null;
+  commitment_signature?: string | null;
 }
 
 export interface NodesTable {
@@ -104,6 +107,8 @@ export interface NodesTable {
   provider_id: string | null; // 0003
   enrollment_id: string | null; // 0005
   removed_at: number | null; // 0005
+  banned_at?: number | null; // 0009: banned (equivocation): removed for good, may not register again
+  banned_reason?: string | null;
   simulated: number; // 0/1
   registered_at: number;
   last_heartbeat_at: number;
@@ -233,6 +238,22 @@ export interface MarketPricesTable {
   demand_units: number;
 }
 
+/** 0009: evidence of equivocation, two different signed commitments for one attempt (store/equivocations.ts). */
+export interface EquivocationsTable {
+  id: string;
+  node_id: string;
+  attempt_id: string;
+  job_id: string;
+  first_commitment: string;
+  first_signature: string;
+  second_commitment: string;
+  second_signature: string;
+  second_digest: string;
+  slashed: number;
+  transfer_id: string | null;
+  at: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -258,5 +279,6 @@ export interface Database {
   asks: AsksTable;
   market_prices: MarketPricesTable;
   fee_carry: FeeCarryTable;
+  equivocations: EquivocationsTable;
   gpux_migrations: MigrationsTable;
 }

@@ -179,28 +179,41 @@ export function slash(
   ctx: StoreContext,
   q: { nodeId: string; to: { account: string; amount: number }[]; reason: string; jobId?: string; now: number },
 ): Promise<TransferRecord> {
-  return inTx(ctx, async (trx) => {
-    await nodeProvider(trx, q.nodeId);
-    let left = await balanceIn(trx, ctx, ACCOUNTS.stake(q.nodeId), STAKE_ASSET, true);
-    const legs: { account: string; amount: number }[] = [];
-    for (const leg of q.to) {
-      if (left <= 0) break;
-      const amount = Math.min(leg.amount, left);
-      legs.push({ account: leg.account, amount });
-      left -= amount;
-    }
-    const transfer = await postTransferIn(trx, {
-      kind: 'slash',
-      postings: move(STAKE_ASSET, ACCOUNTS.stake(q.nodeId), legs),
-      at: q.now,
-      memo: q.reason,
-      jobId: q.jobId ?? null,
-      nodeId: q.nodeId,
-    });
-    const amount = legs.reduce((s, l) => s + l.amount, 0);
-    await insertEvents(trx, ctx, [
-      { at: q.now, subject: 'node', subjectId: q.nodeId, type: 'node.slashed', data: { amount, reason: q.reason, jobId: q.jobId ?? null } },
-    ]);
-    return transfer;
+  return inTx(ctx, (trx) => slashIn(trx, ctx, q));
+}
+
+/** slash inside the caller's transaction (equivocation evidence is stored with it); evidenceId is recorded in the event. */
+export async function slashIn(
+  trx: Kysely<Database>,
+  ctx: StoreContext,
+  q: { nodeId: string; to: { account: string; amount: number }[]; reason: string; jobId?: string; evidenceId?: string; now: number },
+): Promise<TransferRecord> {
+  await nodeProvider(trx, q.nodeId);
+  let left = await balanceIn(trx, ctx, ACCOUNTS.stake(q.nodeId), STAKE_ASSET, true);
+  const legs: { account: string; amount: number }[] = [];
+  for (const leg of q.to) {
+    if (left <= 0) break;
+    const amount = Math.min(leg.amount, left);
+    legs.push({ account: leg.account, amount });
+    left -= amount;
+  }
+  const transfer = await postTransferIn(trx, {
+    kind: 'slash',
+    postings: move(STAKE_ASSET, ACCOUNTS.stake(q.nodeId), legs),
+    at: q.now,
+    memo: q.reason,
+    jobId: q.jobId ?? null,
+    nodeId: q.nodeId,
   });
+  const amount = legs.reduce((s, l) => s + l.amount, 0);
+  await insertEvents(trx, ctx, [
+    {
+      at: q.now,
+      subject: 'node',
+      subjectId: q.nodeId,
+      type: 'node.slashed',
+      data: { amount, reason: q.reason, jobId: q.jobId ?? null, ...(q.evidenceId ? { evidenceId: q.evidenceId } : {}) },
+    },
+  ]);
+  return transfer;
 }

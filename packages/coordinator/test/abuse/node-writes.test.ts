@@ -226,7 +226,7 @@ function nodeWrites(name: string, database: () => Promise<Database>, opts: { ski
       const file = (path: string) => ({ path, size: 2, sha256: sha256Hex('hi'), content: Buffer.from('hi').toString('base64') });
       for (const path of ['../escape.txt', '/etc/passwd', 'a/../../b', 'evil\u001b[2Jname.txt', 'bell\u0007', 'c1\u009b31m']) {
         const outputs = [file(path)];
-        const res = await agent.result(attemptId, { outcome: 'succeeded', exitCode: 0, error: null, outputDigest: outputRootDigest(outputs), outputs, metrics: { durationMs: 5 } });
+        const res = await agent.result(attemptId, { ...report('succeeded'), outputDigest: outputRootDigest(outputs), outputs });
         assert.equal(res.status, 400, `${JSON.stringify(path)}: ${JSON.stringify(res.body)}`);
         assert.equal(res.body.error.code, 'REQUEST_INVALID');
         assert.equal(res.body.error.problems[0].path, 'outputs.0.path');

@@ -7,7 +7,8 @@ import { migration0005 } from './0005-enrollment.js';
 import { migration0006 } from './0006-attempt-writes.js';
 import { migration0007 } from './0007-queue.js';
 import { migration0008 } from './0008-edges.js';
+import { migration0009 } from './0009-commitments.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009];

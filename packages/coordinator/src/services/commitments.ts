@@ -1,0 +1,68 @@
+/**
+ * Signed result commitments on the coordinator (issue 11, TRUST.md layer 2): a result report's commitment
+ * must name the route's attempt, its job and the calling node, repeat the report's output digest, exit
+ * code and metrics, commit to the job's inputs as the coordinator holds them, and carry the node key's
+ * signature. Two different valid commitments for one ended attempt are equivocation: evidence, the
+ * node's whole stake to the treasury, and a ban.
+ */
+import { type AttemptRecord, type EquivocationRecord, GpuxError } from '@gpux/core';
+import { canonicalJson, inputRootDigest, metricsDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
+import type { z } from 'zod';
+import { attemptEnded, type Runtime } from '../runtime.js';
+
+const EXPIRE_BATCH = 1000;
+
+const invalid = (path: string, message: string): never => {
+  throw new GpuxError('REQUEST_INVALID', `result commitment refused: ${path} ${message}`, { problems: [{ path, message }] });
+};
+
+/**
+ * Check the report's commitment and signature; returns the canonical JSON to store. Nothing is stored on
+ * a refusal (400 REQUEST_INVALID, the field in problems).
+ */
+export async function checkCommitment(rt: Runtime, nodeId: string, a: AttemptRecord, r: z.output<typeof ResultReport>): Promise<string> {
+  const c: ResultCommitment = r.commitment;
+  if (c.attemptId !== a.id) invalid('commitment.attemptId', `is ${c.attemptId}, but the report is for attempt ${a.id}`);
+  if (c.jobId !== a.jobId) invalid('commitment.jobId', `is ${c.jobId}, but attempt ${a.id} belongs to job ${a.jobId}`);
+  if (c.nodeId !== nodeId) invalid('commitment.nodeId', `is ${c.nodeId}, but the report comes from node ${nodeId}`);
+  if (c.outputDigest !== r.outputDigest) invalid('commitment.outputDigest', 'does not match the report\'s outputDigest');
+  if (c.exitCode !== r.exitCode) invalid('commitment.exitCode', `is ${c.exitCode}, but the report's exitCode is ${r.exitCode}`);
+  if (c.metricsDigest !== metricsDigest(r.metrics)) invalid('commitment.metricsDigest', 'is not the sha256 of the canonical (sorted-key JSON) metrics of the report');
+  const job = await rt.store.getJob(a.jobId);
+  if (!job) throw new GpuxError('ATTEMPT_NOT_FOUND', `no job ${a.jobId} for attempt ${a.id}`);
+  if (c.inputDigest !== inputRootDigest(job.spec.inputs ?? [])) {
+    invalid('commitment.inputDigest', 'does not match the job\'s inline inputs (sha256 over sorted "path\\0sha256\\n" lines of the decoded bytes)');
+  }
+  const node = await rt.store.getNode(nodeId);
+  if (!node || !verifyCommitment(c, r.commitmentSignature, node.publicKey)) {
+    invalid('commitmentSignature', `does not verify against node ${nodeId}'s key over the canonical commitment ("gpux-commitment-v1\\n" + sorted-key JSON)`);
+  }
+  return canonicalJson(c);
+}
+
+/**
+ * After a CONFLICT for an ended attempt: if its stored commitment differs from this (verified) one, record
+ * the equivocation and ban the node here too (refused from its next request, out of the index, its active
+ * attempts ended as lost so their jobs retry elsewhere).
+ */
+export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId: string, commitment: string, signature: string): Promise<EquivocationRecord | null> {
+  const now = rt.clock.now();
+  const ev = await rt.store.recordEquivocation({ attemptId, nodeId, commitment, signature, now });
+  if (!ev) return null;
+  rt.nodeKeys.markRemoved(nodeId, now);
+  const node = await rt.store.getNode(nodeId);
+  if (node) rt.index.upsertNode(node);
+  rt.index.setSchedulable(nodeId, false);
+  rt.offlineNodes.delete(nodeId);
+  rt.work.wake(nodeId);
+  for (;;) {
+    const lost = await rt.store.expireLeases(now, rt.decider, EXPIRE_BATCH);
+    for (const l of lost) {
+      rt.metrics.leaseExpiries.inc();
+      attemptEnded(rt, l.attemptId, l.jobId, 'lost');
+    }
+    if (lost.length < EXPIRE_BATCH) break;
+  }
+  rt.logger.warn({ nodeId, attemptId, evidenceId: ev.id, slashed: ev.slashed }, 'node equivocated: two different signed commitments for one attempt; stake slashed, node banned');
+  return ev;
+}

@@ -1,0 +1,6 @@
+/** Trust policy (TRUST.md): audit rate, auditor choice, penalties, reputation, canaries and replication. Pure. */
+export * from './audit-rate.js';
+export * from './auditor.js';
+export * from './penalties.js';
+export * from './reputation.js';
+export * from './verification.js';
