@@ -11,7 +11,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CapacityIndex, type JobRecord, type NodeRecord } from '@gpux/core';
-import { JobSpec, NodeAdvertisement } from '@gpux/protocol';
+import { type JobSpecInput, NodeAdvertisement } from '@gpux/protocol';
+import { queuedJobRecord } from '@gpux/testing';
 import type { Runtime } from '../../packages/coordinator/src/runtime.js';
 import { DEMAND_VISIT_BUDGET, supplyAndDemand } from '../../packages/coordinator/src/services/market-demand.js';
 import { quoteFromBook } from '../../packages/coordinator/src/services/market.js';
@@ -44,28 +45,8 @@ function nodeRecord(i: number): NodeRecord {
   return { id: `node-${i}`, publicKey: 'k', advertisement, status: 'online', adminState: 'active', simulated: false, providerId: `prov-${i % 500}`, registeredAt: 0, lastHeartbeatAt: 0 };
 }
 
-function queued(i: number, over: Record<string, unknown>): JobRecord {
-  const spec = JobSpec.parse({ name: 'j', image: 'img', command: ['x'], timeoutSeconds: 3600, maxPricePerGpuHour: 5_000_000, ...over });
-  return {
-    id: `job-${i}`,
-    name: 'j',
-    buyerId: `buyer-${i % 50}`,
-    state: 'queued',
-    spec,
-    attemptCount: 0,
-    currentAttemptId: null,
-    runAfter: null,
-    exitCode: null,
-    error: null,
-    cancelRequested: false,
-    createdAt: i,
-    updatedAt: i,
-    startedAt: null,
-    finishedAt: null,
-    idempotencyKey: null,
-    avoidNodeIds: [],
-    payment: { asset: 'usdc', capPerUnitHour: 5_000_000, units: Math.max(1, (spec.resources.gpu.count as number) || 1), held: 1 },
-  };
+function queued(i: number, over: Partial<JobSpecInput>): JobRecord {
+  return queuedJobRecord({ id: `job-${i}`, buyerId: `buyer-${i % 50}`, createdAt: i, cap: 5_000_000, spec: { timeoutSeconds: 3600, ...over } });
 }
 
 const WINDOWS: [string, (i: number) => JobRecord][] = [

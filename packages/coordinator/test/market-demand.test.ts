@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { buyerDemandCap, CapacityIndex, type JobRecord, type NodeRecord } from '@gpux/core';
-import { JobSpec, NodeAdvertisement } from '@gpux/protocol';
+import { NodeAdvertisement } from '@gpux/protocol';
+import { queuedJobRecord } from '@gpux/testing';
 import fc from 'fast-check';
 import type { Runtime } from '../src/runtime.js';
 import { supplyAndDemand } from '../src/services/market-demand.js';
@@ -53,27 +54,7 @@ function nodeRecord(i: number, n: NodeGen): NodeRecord {
 }
 
 function queued(i: number, buyer: string, gpus: number): JobRecord {
-  const spec = JobSpec.parse({ name: 'j', image: 'img', command: ['x'], timeoutSeconds: 600, maxPricePerGpuHour: 50_000_000, resources: { gpu: { count: gpus } } });
-  return {
-    id: `job-${i}`,
-    name: 'j',
-    buyerId: buyer,
-    state: 'queued',
-    spec,
-    attemptCount: 0,
-    currentAttemptId: null,
-    runAfter: null,
-    exitCode: null,
-    error: null,
-    cancelRequested: false,
-    createdAt: i,
-    updatedAt: i,
-    startedAt: null,
-    finishedAt: null,
-    idempotencyKey: null,
-    avoidNodeIds: [],
-    payment: { asset: 'usdc', capPerUnitHour: 50_000_000, units: gpus, held: 1 },
-  };
+  return queuedJobRecord({ id: `job-${i}`, buyerId: buyer, createdAt: i, cap: 50_000_000, spec: { timeoutSeconds: 600, resources: { gpu: { count: gpus } } } });
 }
 
 function world(nodes: NodeGen[], jobs: JobRecord[]): Runtime {

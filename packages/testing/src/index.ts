@@ -5,3 +5,4 @@ export { type OpenStore, runStoreConformance, type StoreUnderTest } from './stor
 export { type TempDir, tempDir } from './temp-dir.js';
 export { advertisement as sampleAdvertisement, spec as sampleJobSpec } from './conformance/fixtures.js';
 export { buildBusyboxImage, type DockerAvailability, dockerAvailability, dockerSocket, requireDocker, TEST_APPLETS, TEST_IMAGE } from './docker.js';
+export { queuedJobRecord } from './queued-job.js';
