@@ -43,7 +43,30 @@ export interface EnrollmentRecord {
   maxNodes: number | null;
 }
 
-export interface JobRecord extends JobView {
+/**
+ * Who a job is for (issue 11): a buyer's own job, or a run the coordinator made to check another job's
+ * result: an audit (re-execution on an independent operator), a referee (decides a mismatch or a dispute),
+ * or a canary (a known-answer job). A node cannot tell them apart: same images, shapes and timing.
+ */
+export type JobKind = 'buyer' | 'audit' | 'referee' | 'canary';
+
+/** The run-for-checking fields of a job (absent on a buyer's job). */
+export interface JobCheckFields {
+  /** Absent: 'buyer'. */
+  kind?: JobKind;
+  /** For audit, referee and canary runs: the job whose result this run checks. */
+  checkOf?: string | null;
+  /** Operators (provider accounts) this job must not be placed with: an audit avoids the executor's. */
+  avoidProviderIds?: string[];
+  /**
+   * Pay held until verification (issue 11, TRUST.md layer 4): the provider's share of every settlement of
+   * this job accrues to pending:<attemptId>, released by the verification step (audit passed, or the dispute
+   * window closed) or forfeited on a confirmed wrong result. Fixed at submission from the coordinator's config.
+   */
+  holdPay?: boolean;
+}
+
+export interface JobRecord extends JobView, JobCheckFields {
   idempotencyKey: string | null;
   /** Nodes on which an attempt of this job was lost or failed for infrastructure reasons. */
   avoidNodeIds: string[];
@@ -111,7 +134,7 @@ export interface EventRecord {
   data: Record<string, unknown>;
 }
 
-export interface NewJob {
+export interface NewJob extends JobCheckFields {
   id: string;
   buyerId: string;
   spec: JobSpec;

@@ -15,6 +15,10 @@ export const ACCOUNTS = {
   stake: (nodeId: string) => `stake:${nodeId}`,
   unbonding: (nodeId: string) => `unbonding:${nodeId}`,
   payout: (payoutId: string) => `payout:${payoutId}`,
+  /** The provider's share of an attempt's settlements while its job's verification is open (issue 11). */
+  pending: (attemptId: string) => `pending:${attemptId}`,
+  /** A buyer's dispute bond on a job, held until the referee decides. */
+  bond: (jobId: string) => `bond:${jobId}`,
 } as const;
 
 export const TRANSFER_KINDS = [
@@ -31,6 +35,12 @@ export const TRANSFER_KINDS = [
   'payout.request', // wallet → payout (pending at the settlement adapter)
   'payout.complete', // payout → world (the adapter paid it out)
   'payout.reject', // payout → wallet
+  'pay.release', // pending:<attempt> → provider wallet, when the job's verification passed or its window closed
+  'pay.forfeit', // pending:<attempt> → buyer (or treasury for the coordinator's own runs), on a confirmed wrong result
+  'penalty.fee', // provider wallet → buyer: an abandoned lease past the free one in 7 days
+  'dispute.bond', // buyer wallet → bond:<job>
+  'dispute.return', // bond:<job> → buyer wallet: the dispute was right
+  'dispute.forfeit', // bond:<job> → provider wallet (+ treasury for the referee run): the dispute was false
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 
