@@ -187,6 +187,11 @@ export interface FinishAttemptInput {
   /** The node's signed result commitment (canonical JSON, commitment.ts) and its signature; absent when the coordinator ends the attempt. */
   commitment?: string;
   commitmentSignature?: string;
+  /**
+   * A uniform draw in [0, 1) from the coordinator's CSPRNG, taken after the commitment arrived: the
+   * verification step compares it with the audit probability (recorded with the step). Absent: no audit draw.
+   */
+  auditDraw?: number;
 }
 
 /** Evidence of equivocation: two different validly signed commitments of one node for one attempt. */

@@ -13,6 +13,7 @@ import * as logs from './logs.js';
 import * as tokens from './tokens.js';
 import * as enrollments from './enrollments.js';
 import * as equivocations from './equivocations.js';
+import * as verification from './verification.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -110,6 +111,11 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     slash: (q) => stake.slash(ctx, q),
     recordEquivocation: (q) => equivocations.recordEquivocation(ctx, q),
     listEquivocations: (nodeId) => equivocations.listEquivocations(ctx, nodeId),
+    getVerification: (jobId) => verification.getVerification(ctx, jobId),
+    getVerifications: (jobIds) => verification.getVerifications(ctx, jobIds),
+    closeVerificationWindows: (now, limit) => verification.closeVerificationWindows(ctx, now, limit),
+    openDispute: (q) => verification.openDispute(ctx, q),
+    listPenalties: (nodeId, q) => verification.listPenalties(ctx, nodeId, q),
 
     setAsk: (providerId, marketClass, price, now) => prices.setAsk(ctx, providerId, marketClass, price, now),
     listAsks: (providerId) => prices.listAsks(ctx, providerId),

@@ -4,3 +4,4 @@ export * from './auditor.js';
 export * from './penalties.js';
 export * from './reputation.js';
 export * from './verification.js';
+export * from './records.js';
