@@ -12,3 +12,4 @@ export * from './routes.js';
 export { parseJobSpec } from './parse-spec.js';
 export * from './money.js';
 export * from './market-api.js';
+export * from './verification.js';

@@ -1,5 +1,6 @@
 /** Jobs, attempts, events, logs and results as the API shows them to buyers and operators. */
 import { z } from 'zod';
+import { VerificationView } from './verification.js';
 import { ResultCommitment } from './commitment.js';
 import { JobSpec, RelativePath } from './job-spec.js';
 import { Amount, Asset } from './money.js';
@@ -46,6 +47,7 @@ export const JobView = z.object({
   startedAt: z.number().int().nullable(),
   finishedAt: z.number().int().nullable(),
   payment: JobPayment.nullable().optional().describe('What the job may cost; null when the coordinator runs without a market'),
+  verification: VerificationView.nullable().optional().describe('The verification step of an ended job (issue 11): its honest label; null when it has none'),
 });
 export type JobView = z.infer<typeof JobView>;
 
