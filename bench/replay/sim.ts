@@ -7,11 +7,13 @@
  */
 import {
   applyOutcome,
+  applyReputationEvent,
   CapacityIndex,
   claimWindow,
   DEFAULT_NODE_STATS_POLICY,
   decideAfterAttempt,
   emptyNodeStats,
+  emptyReputation,
   FirstFitScheduler,
   isDue,
   type JobRecord,
@@ -19,6 +21,7 @@ import {
   type NodeStats,
   PlacementEngine,
   type Random,
+  type ReputationState,
   type Scheduler,
 } from '@gpux/core';
 import { EventHeap } from './heap.js';
@@ -74,6 +77,8 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
   for (const n of nodes) index.upsertNode(n);
   const scheduler: Scheduler = o.policy === 'engine' ? new PlacementEngine({ agingMs: o.agingMs, random: o.random }) : new FirstFitScheduler();
   const stats = new Map<string, NodeStats>();
+  // The reliability score is the reputation (as the coordinator keeps it): a finished job is a completion, a lost one a lost lease.
+  const reputations = new Map<string, ReputationState>();
   const policy = DEFAULT_NODE_STATS_POLICY;
   const heap = new EventHeap<Ev>();
   for (const j of jobs) heap.push({ t: j.arrival, kind: 'arrive', job: j });
@@ -104,6 +109,9 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     const res = applyOutcome(stats.get(nodeId) ?? emptyNodeStats(t), { kind }, t, policy);
     stats.set(nodeId, res.stats);
     index.setStats(nodeId, res.stats);
+    const rep = applyReputationEvent(reputations.get(nodeId) ?? emptyReputation(t), kind === 'success' ? 'completed' : 'lease-lost', t);
+    reputations.set(nodeId, rep);
+    index.setReputation(nodeId, rep);
     if (res.cordonReason && index.get(nodeId)?.adminState === 'active') {
       index.setAdminState(nodeId, 'cordoned', res.cordonReason);
       r.autoCordoned++;

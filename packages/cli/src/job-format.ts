@@ -1,5 +1,5 @@
 /** How jobs, attempts, events and log entries look in a terminal. */
-import type { AttemptView, EventView, GetJobResponse, JobLogEntry, JobView } from '@gpux/protocol';
+import { type AttemptView, type EventView, formatAmount, type GetJobResponse, type JobLogEntry, type JobView, type VerificationView } from '@gpux/protocol';
 import type { Io } from './context.js';
 import { type Column, escapeControl, formatAge, formatDuration, formatKeyValues, formatTable, formatTime } from './output.js';
 
@@ -13,6 +13,28 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…`
 
 const took = (start: number | null, end: number | null) => (start !== null && end !== null ? formatDuration(end - start) : null);
 
+/**
+ * The job's verification label as the coordinator states it (TRUST.md wording: what was audited, with which
+ * probability, disputable until when); '-' when the job has no verification step (not ended, or none).
+ */
+export const verificationLabel = (job: JobView) => job.verification?.label ?? '-';
+
+/** "label: summary", the line `job get` and `job submit --wait` print. */
+export function verificationLine(v: VerificationView): string {
+  return `${v.label}: ${escapeControl(v.summary)}`;
+}
+
+/** Key-value rows about the verification step: the label, until when it is disputable, the dispute and the verdict. */
+function verificationRows(jobId: string, v: VerificationView): Array<[string, string | null]> {
+  return [
+    ['verification', verificationLine(v)],
+    ['disputable until', v.state === 'window' && !v.dispute ? `${formatTime(v.windowClosesAt)} (gpux job dispute ${jobId} --reason TEXT)` : null],
+    ['disputed', v.dispute ? `${formatTime(v.dispute.at)}, bond ${formatAmount(v.dispute.bond, v.dispute.asset)}: ${escapeControl(v.dispute.reason)}` : null],
+    ['checks', v.checks.length ? v.checks.map((c) => `${c.kind} ${c.state}${c.agreed === null ? '' : c.agreed ? ' (agreed)' : ' (disagreed)'}`).join(', ') : null],
+    ['verdict', v.verdict ? escapeControl(v.verdict) : null],
+  ];
+}
+
 export function jobColumns(now: number): Column<JobView>[] {
   return [
     { header: 'ID', value: (j) => j.id },
@@ -23,6 +45,7 @@ export function jobColumns(now: number): Column<JobView>[] {
     { header: 'EXIT', value: (j) => j.exitCode, align: 'right' },
     { header: 'CREATED', value: (j) => formatAge(j.createdAt, now) },
     { header: 'DURATION', value: (j) => took(j.startedAt, j.finishedAt) },
+    { header: 'VERIFICATION', value: verificationLabel },
   ];
 }
 
@@ -61,6 +84,7 @@ export function formatJobDetail({ job, attempts, events, moreEventsBefore, nodeE
       ['finished', formatTime(job.finishedAt)],
       ['exit code', job.exitCode],
       ['error', job.error],
+      ...(job.verification ? verificationRows(job.id, job.verification).filter(([, v]) => v !== null) : []),
     ]),
   ];
   if (attempts.length) parts.push(formatTable(attempts, attemptColumns));
@@ -89,5 +113,6 @@ export function writeLogEntry(io: Io, entry: JobLogEntry): void {
 export function summarizeJob(job: JobView): string {
   const duration = took(job.startedAt, job.finishedAt);
   const tail = [duration ? `in ${duration}` : null, job.exitCode !== null ? `exit code ${job.exitCode}` : null, job.error ? `error: ${escapeControl(job.error)}` : null].filter(Boolean);
-  return `job ${job.id} ${job.state}${tail.length ? ` (${tail.join(', ')})` : ''}`;
+  const head = `job ${job.id} ${job.state}${tail.length ? ` (${tail.join(', ')})` : ''}`;
+  return job.verification ? `${head}\nverification: ${verificationLine(job.verification)}` : head;
 }

@@ -1,7 +1,8 @@
 /** Coordinator configuration: parsed once at start from the environment (and CLI overrides), pure and tested. */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { GpuxError } from '@gpux/core';
+import { DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
+import type { StorePolicies } from './store/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -39,6 +40,12 @@ export interface CoordinatorConfig {
   retryBaseBackoffMs: number;
   /** GPUX_RETRY_MAX_BACKOFF_MS. Cap of the retry delay. Default 300000 (5 min). */
   retryMaxBackoffMs: number;
+  /** GPUX_NODE_STATS_HALF_LIFE_MS. Half-life of a node's track record (successes, failures, outages decay). Default 3 days. */
+  nodeStatsHalfLifeMs: number;
+  /** GPUX_CORDON_FAILURES. Infrastructure failures within the cordon window that auto-cordon a node. Default 5. */
+  cordonFailures: number;
+  /** GPUX_CORDON_WINDOW_MS. The window those failures are counted in. Default 3600000 (1 h). */
+  cordonWindowMs: number;
   /** GPUX_PUBLIC_URL. The URL clients reach the coordinator at (shown in OpenAPI). Default: none, the listen address. */
   publicUrl: string | null;
   /**
@@ -64,6 +71,12 @@ export interface CoordinatorConfig {
    * Default 30000 (30 s).
    */
   cancelGraceMs: number;
+  /**
+   * GPUX_RESULT_GRACE_MS. How long past a running attempt's start + its job's timeoutSeconds the coordinator
+   * waits for the result; then it ends the attempt as lost (the node held it without finishing it) and the
+   * job retries elsewhere. An assigned attempt not started within this plus one lease TTL ends alike. Default 60000.
+   */
+  resultGraceMs: number;
   /**
    * GPUX_QUEUE_TIMEOUT_S. Longest a job waits queued (from submission, or from its last requeue) before it
    * fails with the reason and its escrow returns, when its spec sets no queueTimeoutSeconds. Default 86400 (1 day).
@@ -94,9 +107,42 @@ export interface CoordinatorConfig {
   registerRatePerMin: number;
   /** GPUX_MAX_NODES_PER_PROVIDER. Live nodes one provider account may register. Default 1000. */
   maxNodesPerProvider: number;
+  /**
+   * GPUX_VERIFY. `on`: a paid job's provider pay is held until its verification step passes or its dispute
+   * window closes (audits by re-execution, referees, penalties; TRUST.md). Default on when the market is on, else off.
+   */
+  verify: boolean;
+  /** GPUX_DISPUTE_WINDOW_S. How long a buyer may dispute a result, and pay is held when it was not audited. Default 604800 (7 days), for every tier for now. */
+  disputeWindowSeconds: number;
+  /** GPUX_AUDIT_FLOOR_BPS. The open tier's audit floor p_floor, basis points (1000 = 10%, TRUST.md). Default 1000. */
+  auditFloorBps: number;
+  /**
+   * GPUX_DISPUTE_BOND_BPS. A buyer's dispute bond as a share of what the job was charged, basis points (10000 =
+   * 1×): paid to the node if the referee run sides with it, returned if the result was wrong. Default 10000.
+   */
+  disputeBondBps: number;
+  /** GPUX_DISPUTE_BOND_MIN. The least bond a dispute takes, minor units (6 decimals), so no dispute is free. Default 100000 (0.1). */
+  disputeBondMin: number;
+  /**
+   * GPUX_CANARY_RATE. Probability that a buyer's job ending with a result draws a canary (a known-answer job
+   * from the catalog, paid from the treasury), 0 to 1; 0 disables issuing. Default 0.01 (TRUST.md: about 1%).
+   */
+  canaryRate: number;
+  /** GPUX_CANARY_CATALOG_SIZE. Known answers kept for canaries, newest first. Default 1000. */
+  canaryCatalogSize: number;
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Bounds of the node-stats policy: a half-life from 1 min to 1 year, 1 to 10000 failures, a window from
+ * 1 s to 30 days. Outside them decay or auto-cordon would be meaningless (0 divides; huge never fires).
+ */
+const NODE_STATS_LIMITS = {
+  halfLifeMs: [60_000, 365 * 24 * 3_600_000],
+  cordonFailures: [1, 10_000],
+  cordonWindowMs: [1_000, 30 * 24 * 3_600_000],
+} as const;
 
 function invalid(name: string, value: string, form: string): never {
   throw new GpuxError('REQUEST_INVALID', `${name}=${JSON.stringify(value)} is invalid: expected ${form}`);
@@ -119,12 +165,23 @@ function bool(env: Env, name: string, [yes, no]: [string, string]): boolean | un
   return invalid(name, v, `${yes} or ${no}`);
 }
 
+/** A decimal fraction from 0 to 1 (a rate). */
+function fraction(env: Env, name: string): number | undefined {
+  const v = str(env, name);
+  if (v === undefined) return undefined;
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(v)) invalid(name, v, 'a number from 0 to 1, e.g. 0.01');
+  return Number(v);
+}
+
 function str(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
 /** The forms openStore accepts (store/index.ts parseDbUrl). */
+/** Stake stays bonded this long past the dispute window (TRUST.md). */
+const UNBOND_MARGIN_MS = 7 * 24 * 3_600_000;
+
 const DB_FORM = 'sqlite:PATH, sqlite://PATH, a file path ending in .db, postgres://… or postgresql://…';
 const isDbUrl = (s: string) => /^sqlite:.+/i.test(s) || /^postgres(ql)?:\/\/.+/i.test(s) || (/\.db$/i.test(s) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s));
 
@@ -142,12 +199,16 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'resultBodyLimitBytes',
     'retryBaseBackoffMs',
     'retryMaxBackoffMs',
+    'nodeStatsHalfLifeMs',
+    'cordonFailures',
+    'cordonWindowMs',
     'marketEpochMs',
     'marketTargetBps',
     'marketMaxStepBps',
     'settleChunkMs',
     'unbondDelayMs',
     'cancelGraceMs',
+    'resultGraceMs',
     'queueTimeoutSeconds',
     'attemptLogMaxBytes',
     'attemptLogMaxEntries',
@@ -167,6 +228,23 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (!LOG_LEVELS.includes(c.logLevel)) invalid('logLevel', String(c.logLevel), LOG_LEVELS.join(', '));
   if (!Number.isInteger(c.treasuryFeeBps) || c.treasuryFeeBps < 0 || c.treasuryFeeBps > 5000) invalid('treasuryFeeBps', String(c.treasuryFeeBps), 'an integer from 0 to 5000');
   if (c.marketTargetBps > 10_000) invalid('marketTargetBps', String(c.marketTargetBps), 'at most 10000');
+  for (const [k, [min, max]] of [
+    ['nodeStatsHalfLifeMs', NODE_STATS_LIMITS.halfLifeMs],
+    ['cordonFailures', NODE_STATS_LIMITS.cordonFailures],
+    ['cordonWindowMs', NODE_STATS_LIMITS.cordonWindowMs],
+  ] as const) {
+    if (c[k] < min || c[k] > max) invalid(k, String(c[k]), `an integer from ${min} to ${max}`);
+  }
+  if (!Number.isSafeInteger(c.disputeBondBps) || c.disputeBondBps < 0 || c.disputeBondBps > 1_000_000) invalid('disputeBondBps', String(c.disputeBondBps), 'an integer from 0 to 1000000');
+  if (!Number.isSafeInteger(c.disputeBondMin) || c.disputeBondMin < 1 || c.disputeBondMin > 10 ** 15) invalid('disputeBondMin', String(c.disputeBondMin), 'an integer from 1 to 10^15');
+  if (!Number.isSafeInteger(c.disputeWindowSeconds) || c.disputeWindowSeconds < 1) invalid('disputeWindowSeconds', String(c.disputeWindowSeconds), 'a positive integer');
+  if (!Number.isSafeInteger(c.auditFloorBps) || c.auditFloorBps < 1 || c.auditFloorBps > 10_000) invalid('auditFloorBps', String(c.auditFloorBps), 'an integer from 1 to 10000');
+  if (!(c.canaryRate >= 0 && c.canaryRate <= 1)) invalid('canaryRate', String(c.canaryRate), 'a number from 0 to 1');
+  if (!Number.isSafeInteger(c.canaryCatalogSize) || c.canaryCatalogSize < 1) invalid('canaryCatalogSize', String(c.canaryCatalogSize), 'a positive integer');
+  // TRUST.md: stake unbonds only after the longest dispute window plus 7 days, so a cheat found late still has stake to slash.
+  if (c.verify && c.unbondDelayMs < c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS) {
+    invalid('unbondDelayMs', String(c.unbondDelayMs), `at least the dispute window plus 7 days (${c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS} ms) while verification is on`);
+  }
   if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
   return c;
 }
@@ -202,6 +280,9 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     logLevel: (logLevel as LogLevel | undefined) ?? 'info',
     retryBaseBackoffMs: int(env, 'GPUX_RETRY_BASE_BACKOFF_MS', 1) ?? 2000,
     retryMaxBackoffMs: int(env, 'GPUX_RETRY_MAX_BACKOFF_MS', 1) ?? 5 * 60_000,
+    nodeStatsHalfLifeMs: int(env, 'GPUX_NODE_STATS_HALF_LIFE_MS', NODE_STATS_LIMITS.halfLifeMs[0], NODE_STATS_LIMITS.halfLifeMs[1]) ?? DEFAULT_NODE_STATS_POLICY.halfLifeMs,
+    cordonFailures: int(env, 'GPUX_CORDON_FAILURES', NODE_STATS_LIMITS.cordonFailures[0], NODE_STATS_LIMITS.cordonFailures[1]) ?? DEFAULT_NODE_STATS_POLICY.cordonAfterFailures,
+    cordonWindowMs: int(env, 'GPUX_CORDON_WINDOW_MS', NODE_STATS_LIMITS.cordonWindowMs[0], NODE_STATS_LIMITS.cordonWindowMs[1]) ?? DEFAULT_NODE_STATS_POLICY.cordonWindowMs,
     publicUrl: publicUrl ?? null,
     market: bool(env, 'GPUX_MARKET', ['on', 'off']) ?? true,
     treasuryFeeBps: int(env, 'GPUX_TREASURY_FEE_BPS', 0, 5000) ?? 500,
@@ -211,6 +292,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     settleChunkMs: int(env, 'GPUX_SETTLE_CHUNK_MS', 1) ?? 5 * 60_000,
     unbondDelayMs: int(env, 'GPUX_UNBOND_DELAY_MS', 1) ?? 14 * 24 * 3_600_000,
     cancelGraceMs: int(env, 'GPUX_CANCEL_GRACE_MS', 1, 24 * 3_600_000) ?? 30_000,
+    resultGraceMs: int(env, 'GPUX_RESULT_GRACE_MS', 1, 24 * 3_600_000) ?? 60_000,
     devMint: bool(env, 'GPUX_DEV_MINT', ['1', '0']) ?? false,
     metrics: metricsAccess(env),
     metricsToken: metricsToken(env),
@@ -223,9 +305,28 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     workPollsPerNode: int(env, 'GPUX_WORK_POLLS_PER_NODE', 1, 1000) ?? 2,
     registerRatePerMin: int(env, 'GPUX_REGISTER_RATE_PER_MIN', 1, 1_000_000) ?? 30,
     maxNodesPerProvider: int(env, 'GPUX_MAX_NODES_PER_PROVIDER', 1, 10_000_000) ?? 1000,
+    // Resolved below: its default follows the market after overrides.
+    verify: bool(env, 'GPUX_VERIFY', ['on', 'off']) ?? (undefined as unknown as boolean),
+    disputeWindowSeconds: int(env, 'GPUX_DISPUTE_WINDOW_S', 1, 365 * 24 * 3600) ?? 7 * 24 * 3600,
+    auditFloorBps: int(env, 'GPUX_AUDIT_FLOOR_BPS', 1, 10_000) ?? 1000,
+    disputeBondBps: int(env, 'GPUX_DISPUTE_BOND_BPS', 0, 1_000_000) ?? 10_000,
+    disputeBondMin: int(env, 'GPUX_DISPUTE_BOND_MIN', 1, 10 ** 15) ?? 100_000,
+    canaryRate: fraction(env, 'GPUX_CANARY_RATE') ?? 0.01,
+    canaryCatalogSize: int(env, 'GPUX_CANARY_CATALOG_SIZE', 1, 1_000_000) ?? 1000,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
-  return check({ ...c, ...withoutUndefined(overrides) });
+  const merged = { ...c, ...withoutUndefined(overrides) };
+  if (merged.verify === undefined) merged.verify = merged.market;
+  return check(merged);
+}
+
+/** The store's policies from the config (start.ts passes them to openStore): node track records and auto-cordon, attempt deadlines. */
+export function storePolicies(c: CoordinatorConfig): StorePolicies {
+  return {
+    nodeStats: { halfLifeMs: c.nodeStatsHalfLifeMs, cordonAfterFailures: c.cordonFailures, cordonWindowMs: c.cordonWindowMs },
+    // An agent starts an attempt as soon as it receives it: one lease on top of the grace to do so.
+    deadlines: { resultGraceMs: c.resultGraceMs, startGraceMs: c.resultGraceMs + c.leaseTtlMs },
+  };
 }
 
 function metricsAccess(env: Env): 'operator' | 'open' {

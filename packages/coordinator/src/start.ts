@@ -5,11 +5,13 @@
 import { type Clock, type Random, type SettlementAdapter, type Store, systemClock } from '@gpux/core';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import type { CoordinatorConfig } from './config.js';
+import { type CoordinatorConfig, storePolicies } from './config.js';
 import { createLogger } from './logger.js';
 import { rebuildIndex } from './loops/capacity.js';
+import { CanaryLoop } from './loops/canaries.js';
 import { ExpiryLoop } from './loops/expiry.js';
 import { MarketLoop } from './loops/market.js';
+import { VerificationLoop } from './loops/verification.js';
 import { cryptoRandom } from './random.js';
 import { createRuntime } from './runtime.js';
 import { openStore } from './store/index.js';
@@ -46,7 +48,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
   const clock = opts.clock ?? systemClock;
   const random = opts.random ?? cryptoRandom;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message) }));
+  const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message), policies: storePolicies(config) }));
   const ownsStore = opts.store === undefined;
   try {
     await store.migrate();
@@ -61,12 +63,16 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     const app = buildApp({ store, config, clock, random, logger, runtime: rt });
     const expiry = new ExpiryLoop(rt);
     const market = new MarketLoop(rt);
+    const verification = new VerificationLoop(rt);
+    const canaries = new CanaryLoop(rt);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     rt.scheduling.start();
     expiry.start();
     market.start();
+    verification.start();
+    canaries.start();
     logger.info({ port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended }, 'coordinator listening');
 
     let closing: Promise<void> | undefined;
@@ -74,7 +80,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       closing ??= (async () => {
         rt.work.close();
         rt.logs.close();
-        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop()]);
+        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop()]);
         await app.close();
         if (ownsStore) await store.close();
         logger.info('coordinator stopped');

@@ -1,9 +1,34 @@
 /** Records as the API shows them: internal fields (idempotency keys, avoid lists, metrics) stay inside. */
-import type { AttemptRecord, CapacityIndex, EventRecord, JobRecord, NodeRecord } from '@gpux/core';
-import type { AttemptView, EventView, JobView, NodeView } from '@gpux/protocol';
+import { type AttemptRecord, type CapacityIndex, decayReputation, type EventRecord, type JobRecord, type NodeRecord, type ReputationRecord, reputationScore, type VerificationRecord, verificationSummary } from '@gpux/core';
+import type { AttemptView, EventView, JobView, NodeView, ReputationView, VerificationView } from '@gpux/protocol';
 
-export function jobView(j: JobRecord): JobView {
+/** The job's verification step as the buyer sees it: the honest label and one sentence saying what it means. */
+export function verificationView(v: VerificationRecord): VerificationView {
   return {
+    state: v.state,
+    label: v.label,
+    summary: verificationSummary(v),
+    attemptId: v.attemptId,
+    nodeId: v.nodeId,
+    p: v.p,
+    draw: v.draw,
+    reason: v.reason,
+    windowClosesAt: v.windowClosesAt,
+    checks: v.checks.map((c) => ({
+      kind: c.kind,
+      state: c.state,
+      agreed: c.outputDigest === null ? null : c.outputDigest === v.outputDigest && c.exitCode === v.exitCode,
+    })),
+    dispute: v.dispute ? { reason: v.dispute.reason, bond: v.dispute.bond, asset: v.dispute.asset, at: v.dispute.at } : null,
+    verdict: v.verdict,
+    resolvedAt: v.resolvedAt,
+  };
+}
+
+/** `verification`: the job's step when the caller read it (null: none); undefined leaves the field out. */
+export function jobView(j: JobRecord, verification?: VerificationRecord | null): JobView {
+  return {
+    ...(verification !== undefined ? { verification: verification ? verificationView(verification) : null } : {}),
     id: j.id,
     name: j.name,
     buyerId: j.buyerId,
@@ -49,8 +74,15 @@ export function eventView(e: EventRecord): EventView {
   return { seq: e.seq, at: e.at, subject: e.subject, subjectId: e.subjectId, type: e.type, data: e.data };
 }
 
+/** The node's reputation valued at `now` (sums decayed to it); null before its first outcome. */
+export function reputationView(r: ReputationRecord | undefined, now: number): ReputationView | null {
+  if (!r) return null;
+  const d = decayReputation(r.state, now);
+  return { score: reputationScore(d, d.asOf), good: d.good, bad: d.bad, auditsPassed: r.auditsPassed, asOf: d.asOf };
+}
+
 /** Busy GPUs and active attempts come from the capacity index (a cache of the store's active attempts). */
-export function nodeView(n: NodeRecord, index: CapacityIndex): NodeView {
+export function nodeView(n: NodeRecord, index: CapacityIndex, reputation: ReputationView | null): NodeView {
   const usage = index.usage(n.id);
   return {
     id: n.id,
@@ -68,5 +100,6 @@ export function nodeView(n: NodeRecord, index: CapacityIndex): NodeView {
     removedAt: n.removedAt ?? null,
     registeredAt: n.registeredAt,
     lastHeartbeatAt: n.lastHeartbeatAt,
+    reputation,
   };
 }

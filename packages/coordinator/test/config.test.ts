@@ -2,9 +2,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { GpuxError } from '@gpux/core';
-import { loadCoordinatorConfig } from '../src/config.js';
+import { DEFAULT_NODE_STATS_POLICY, GpuxError, transitionDecider } from '@gpux/core';
+import { sampleAdvertisement, sampleJobSpec } from '@gpux/testing';
+import { loadCoordinatorConfig, storePolicies } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { openStore } from '../src/store/index.js';
 
 const env = { HOME: '/home/u' };
 
@@ -121,6 +123,50 @@ describe('loadCoordinatorConfig', () => {
     assert.deepEqual([c.registerRatePerMin, c.maxNodesPerProvider], [5, 20]);
     assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_REGISTER_RATE_PER_MIN: '0' }), /GPUX_REGISTER_RATE_PER_MIN/);
     assert.throws(() => loadCoordinatorConfig(env, { maxNodesPerProvider: 0 }), /maxNodesPerProvider/);
+  });
+
+  test('node-stats policy (issue 11): core defaults, environment, bounds, and the store policies built from it', () => {
+    const d = loadCoordinatorConfig(env);
+    assert.deepEqual([d.nodeStatsHalfLifeMs, d.cordonFailures, d.cordonWindowMs], [DEFAULT_NODE_STATS_POLICY.halfLifeMs, DEFAULT_NODE_STATS_POLICY.cordonAfterFailures, DEFAULT_NODE_STATS_POLICY.cordonWindowMs]);
+    const c = loadCoordinatorConfig({ ...env, GPUX_NODE_STATS_HALF_LIFE_MS: '3600000', GPUX_CORDON_FAILURES: '2', GPUX_CORDON_WINDOW_MS: '60000' });
+    assert.deepEqual(storePolicies(c).nodeStats, { halfLifeMs: 3_600_000, cordonAfterFailures: 2, cordonWindowMs: 60_000 });
+    for (const [name, value] of [
+      ['GPUX_NODE_STATS_HALF_LIFE_MS', '0'],
+      ['GPUX_NODE_STATS_HALF_LIFE_MS', '59999'],
+      ['GPUX_NODE_STATS_HALF_LIFE_MS', '3d'],
+      ['GPUX_CORDON_FAILURES', '0'],
+      ['GPUX_CORDON_FAILURES', '10001'],
+      ['GPUX_CORDON_WINDOW_MS', '999'],
+      ['GPUX_CORDON_WINDOW_MS', String(31 * 24 * 3_600_000)],
+    ]) {
+      assert.throws(
+        () => loadCoordinatorConfig({ ...env, [name as string]: value }),
+        (err: unknown) => err instanceof GpuxError && err.code === 'REQUEST_INVALID' && err.message.startsWith(`${name}=`) && /an integer from \d+ to \d+/.test(err.message),
+        `${name}=${value}`,
+      );
+    }
+    assert.throws(() => loadCoordinatorConfig(env, { cordonFailures: 0 }), /cordonFailures/);
+    assert.throws(() => loadCoordinatorConfig(env, { nodeStatsHalfLifeMs: 1000 }), /nodeStatsHalfLifeMs=.*from 60000/);
+    assert.throws(() => loadCoordinatorConfig(env, { cordonWindowMs: 1.5 }), /cordonWindowMs/);
+  });
+
+  test('the store applies the configured policy: a node auto-cordons at GPUX_CORDON_FAILURES, not the default', async () => {
+    const c = loadCoordinatorConfig({ ...env, GPUX_CORDON_FAILURES: '2' });
+    const store = await openStore('sqlite::memory:', { policies: storePolicies(c) });
+    try {
+      const decide = transitionDecider();
+      const T0 = 1_700_000_000_000;
+      await store.registerNode({ id: 'n', publicKey: 'k', advertisement: sampleAdvertisement(), now: T0 });
+      for (const i of [1, 2]) {
+        await store.submitJob({ id: `j${i}`, buyerId: 'b', spec: sampleJobSpec(), idempotencyKey: null, now: T0 + i });
+        await store.assign([{ jobId: `j${i}`, attemptId: `a${i}`, nodeId: 'n', gpuIndices: [0], leaseExpiresAt: T0 + 60_000 }], T0 + i);
+        const failed = { attemptId: `a${i}`, nodeId: 'n', outcome: 'failed' as const, exitCode: null, error: 'executor failed', outputDigest: 'f'.repeat(64), outputs: [], metrics: { durationMs: 1 }, now: T0 + 10 + i };
+        await store.finishAttempt(failed, decide);
+        assert.equal((await store.getNode('n'))?.adminState, i === 2 ? 'cordoned' : 'active', `after ${i} failure(s)`);
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -22,7 +22,7 @@ test('migration 0007 splits unfinished specs into view and payload; every layout
   try {
     const file = join(dir, 'old.db');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-    await runMigrations({ db, q: resolveQuirks({ dialect: 'sqlite' }), policy: resolvePolicy({ dialect: 'sqlite' }) }, MIGRATIONS.filter((m) => m.name < '0007'));
+    await runMigrations({ db, q: resolveQuirks({ dialect: 'sqlite' }), policy: resolvePolicy() }, MIGRATIONS.filter((m) => m.name < '0007'));
     const spec = (name: string) =>
       JobSpec.parse({
         name,

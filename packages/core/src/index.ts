@@ -5,6 +5,7 @@ export * from './ids.js';
 export * from './records.js';
 export * from './store.js';
 export * from './lifecycle.js';
+export * from './attempt-end/index.js';
 export * from './scheduler/index.js';
 export * from './executor.js';
 export * from './market/index.js';

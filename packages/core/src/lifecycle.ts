@@ -29,7 +29,7 @@ export function decideAfterAttempt(job: JobRecord, end: AttemptEnd, now: number,
   if (end.outcome === 'failed' && end.exitCode !== null) {
     return { state: 'failed', runAfter: null, error: end.error ?? `exited with code ${end.exitCode}`, exitCode: end.exitCode, avoidNode: false };
   }
-  const reason = end.outcome === 'lost' ? 'node stopped heartbeating; attempt lost' : (end.error ?? 'executor failed');
+  const reason = end.outcome === 'lost' ? (end.error ?? 'node stopped heartbeating; attempt lost') : (end.error ?? 'executor failed');
   const retriesUsed = job.attemptCount - 1;
   if (retriesUsed >= job.spec.maxRetries) {
     return { state: 'failed', runAfter: null, error: `${reason} (no retries left: maxRetries=${job.spec.maxRetries})`, exitCode: null, avoidNode: true };

@@ -64,6 +64,14 @@ export interface JobCheckFields {
    * window closed) or forfeited on a confirmed wrong result. Fixed at submission from the coordinator's config.
    */
   holdPay?: boolean;
+  /** The verification terms fixed at submission with holdPay (coordinator config): absent, the defaults (trust/verification-step.ts). */
+  verifyTerms?: VerifyTerms;
+}
+
+/** A job's verification terms: how long the buyer may dispute, and the open tier's audit floor. */
+export interface VerifyTerms {
+  disputeWindowMs: number;
+  auditFloorBps: number;
 }
 
 export interface JobRecord extends JobView, JobCheckFields {
@@ -157,6 +165,8 @@ export interface Placement {
   gang?: PlacementGang;
   /** Set when the market runs: the store checks the node's free stake covers price.stakeLock, else skips the placement. */
   price?: AttemptPriceRecord;
+  /** A check run's placement (issue 11): the node was drawn uniformly among `candidates` eligible ones with `draw` (recorded in an event). */
+  check?: { kind: 'audit' | 'referee'; candidates: number; draw: number };
 }
 
 /** A node's track record as stored (see scheduler/node-stats.ts), with its admin state for the index. */

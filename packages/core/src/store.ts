@@ -6,25 +6,29 @@
  * the transaction on the freshly read job, so the state change and its cause commit together.
  */
 import type { AttemptsPort } from './store/attempts.js';
+import type { CanaryPort } from './store/canaries.js';
 import type { HistoryPort } from './store/history.js';
 import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
 import type { MarketPort } from './store/market.js';
 import type { NodesPort } from './store/nodes.js';
+import type { ReputationPort } from './store/reputation.js';
 import type { TokensPort } from './store/tokens.js';
 import type { VerificationPort } from './store/verification.js';
 
 export type { AttemptsPort, AttemptWriteResult, LostAttempt } from './store/attempts.js';
+export type { CanaryIssueQuery, CanaryPassResult, CanaryPort, CanaryStats } from './store/canaries.js';
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
 export type { LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
 export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
 export type { Page } from './store/page.js';
+export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, HistoryPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, HistoryPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

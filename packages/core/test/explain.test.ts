@@ -57,6 +57,7 @@ describe('explain', () => {
     assert.equal(r.queuePosition, 7);
     assert.equal(r.queuedTotal, 20);
     assert.match(r.summary, /15 nodes can run it now/);
+    assert.match(r.summary, /best of them by reputation/, 'names what ranks the fitting nodes');
     assert.deepEqual(r.suggestions, []);
     const gang = explainJob(gpuJob(2, { nodes: 20 }), index, T0, null);
     assert.match(gang.summary, /no node can run this job as specified/);

@@ -3,11 +3,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   applyOutcome,
+  applyReputationEvent,
   CapacityIndex,
   DEFAULT_NODE_STATS_POLICY,
+  DEFAULT_REPUTATION_HALF_LIFE_MS,
   emptyNodeStats,
+  emptyReputation,
   type NodeStats,
   PlacementEngine,
+  type ReputationEventKind,
+  type ReputationState,
   requirementsOf,
   scoreParts,
 } from '../src/index.js';
@@ -21,6 +26,12 @@ function statsWith(success: number, failure: number, outage = 0, at = T0): NodeS
   for (let i = 0; i < failure; i++) s = applyOutcome(s, { kind: 'failure' }, at, { ...P, cordonAfterFailures: 1e9 }).stats;
   for (let i = 0; i < outage; i++) s = applyOutcome(s, { kind: 'outage' }, at, P).stats;
   return s;
+}
+
+function repWith(events: Partial<Record<ReputationEventKind, number>>, at = T0): ReputationState {
+  let r = emptyReputation(at);
+  for (const [kind, n] of Object.entries(events) as [ReputationEventKind, number][]) for (let i = 0; i < n; i++) r = applyReputationEvent(r, kind, at);
+  return r;
 }
 
 function two(): CapacityIndex {
@@ -50,21 +61,51 @@ describe('scores', () => {
     assert.equal(pick(index, j), 'b');
   });
 
-  test('reliability: success rate with a prior, uptime, decayed with the half-life', () => {
+  test('reliability: reputation times uptime, decayed with the half-lives', () => {
     const index = two();
-    assert.equal(parts(index, 'a').reliability, 0.75, 'a new node starts at 3 in 4');
-    index.setStats('a', statsWith(20, 0));
-    index.setStats('b', statsWith(10, 10));
+    assert.equal(parts(index, 'a').reliability, 0.5, 'a new node is neutral');
+    index.setReputation('a', repWith({ 'audit-passed': 20 }));
+    index.setReputation('b', repWith({ completed: 10, 'lease-lost': 10 }));
     assert.ok(parts(index, 'a').reliability > 0.9);
-    assert.ok(parts(index, 'b').reliability < 0.6);
+    assert.ok(parts(index, 'b').reliability < 0.3);
     assert.equal(pick(index), 'a');
     index.setStats('a', statsWith(20, 0, 4));
-    assert.ok(parts(index, 'a').reliability < parts(index, 'b').reliability + 0.2, 'outages cost uptime');
-    // Ten half-lives later the failures are forgiven: both are back near the prior.
-    const later = T0 + 10 * P.halfLifeMs;
-    index.setStats('b', statsWith(10, 10));
+    assert.ok(parts(index, 'a').reliability < 0.35, 'outages cost uptime');
+    // Ten half-lives later the lost leases are forgiven: back near neutral.
+    const later = T0 + 10 * DEFAULT_REPUTATION_HALF_LIFE_MS;
     const b = parts(index, 'b', gpuJob(1), later).reliability;
-    assert.ok(Math.abs(b - 0.75) < 0.02, String(b));
+    assert.ok(Math.abs(b - 0.5) < 0.02, String(b));
+  });
+
+  test('reliability: the plain success rate no longer scores (it only drives auto-cordon)', () => {
+    const index = two();
+    index.setStats('a', statsWith(20, 0));
+    index.setStats('b', statsWith(10, 10));
+    assert.equal(parts(index, 'a').reliability, parts(index, 'b').reliability);
+  });
+
+  test('reputation: a failed audit scores below an equal node with passes; a new node in between', () => {
+    const index = new CapacityIndex();
+    for (const id of ['passed', 'failed', 'new']) index.upsertNode(node(id));
+    index.setReputation('passed', repWith({ 'audit-passed': 5, completed: 5 }));
+    index.setReputation('failed', repWith({ 'audit-passed': 5, completed: 5, 'audit-failed': 1 }));
+    const [passed, failed, fresh] = ['passed', 'failed', 'new'].map((id) => parts(index, id).reliability) as [number, number, number];
+    assert.ok(failed < fresh && fresh < passed, `${failed} < ${fresh} < ${passed}`);
+    assert.equal(fresh, 0.5);
+    assert.equal(pick(index), 'passed');
+    // Everything else equal, the node with the failed audit is the last choice.
+    index.reserve({ attemptId: 'x', nodeId: 'passed', gpuIndices: [0], cpu: 1, memoryMb: 0 });
+    assert.equal(pick(index), 'new');
+  });
+
+  test('reputation: the index keeps it across a re-registration and scores its update at once', () => {
+    const index = two();
+    index.setReputation('a', repWith({ 'canary-failed': 1 }));
+    const low = parts(index, 'a').reliability;
+    index.upsertNode(node('a'));
+    assert.equal(parts(index, 'a').reliability, low, 'upsertNode keeps the reputation');
+    index.setReputation('a', repWith({ 'canary-passed': 30 }));
+    assert.ok(parts(index, 'a').reliability > low, 'setReputation drops the cached score');
   });
 
   test('performance: faster than the class scores higher; unknown is 0.5', () => {
@@ -120,8 +161,8 @@ describe('scores', () => {
       index.upsertNode(node('part', { gpus: 2 }));
       index.upsertNode(node('whole', { gpus: 2 }));
       index.reserve({ attemptId: 'x', nodeId: 'part', gpuIndices: [0], cpu: 1, memoryMb: 0 });
-      index.setStats('whole', statsWith(50, 0));
-      index.setStats('part', statsWith(8, 2));
+      index.setReputation('whole', repWith({ 'audit-passed': 50 }));
+      index.setReputation('part', repWith({ 'audit-passed': 8, 'lease-lost': 1 }));
       return index;
     };
     assert.equal(new PlacementEngine().place([gpuJob(1)], setup(), ctx())[0]?.nodeId, 'part', 'default weights: packing wins');

@@ -8,7 +8,20 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BillResponse, GetJobResponse, LedgerResponse, ListJobsResponse, ListNodesResponse, MarketPricesResponse, PriceHistoryResponse, StatsResponse, TreasuryResponse, WalletResponse } from '@gpux/protocol';
+import type {
+  BillResponse,
+  GetJobResponse,
+  GetNodeResponse,
+  LedgerResponse,
+  ListJobsResponse,
+  ListNodesResponse,
+  MarketPricesResponse,
+  PriceHistoryResponse,
+  StakeResponse,
+  StatsResponse,
+  TreasuryResponse,
+  WalletResponse,
+} from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { amount, bps, money, num, signedBps } from '../app/lib/format.js';
@@ -143,7 +156,17 @@ describe('dashboard in Chromium', requireChromium(), () => {
     await page.getByRole('heading', { level: 1, name: sim.advertisement.hostname }).waitFor();
     await page.getByText(sim.id).first().waitFor();
     await page.getByRole('rowheader', { name: sim.advertisement.gpus[0]!.model }).first().waitFor();
-    assert.ok(await page.getByText('Not available yet').count() >= 2, 'trust and earnings are honest placeholders');
+    assert.ok(await page.getByText('Not available yet').count() >= 2, 'the benchmark and earnings are honest placeholders');
+    // Reputation is the API's (NodeView.reputation), or the honest note when the node has no outcome yet.
+    await until('the reputation panel shows the API’s score and audit streak', async () => {
+      const { node } = await get<GetNodeResponse>(`/v1/nodes/${sim.id}`, net.operatorToken);
+      if (!node.reputation) return (await page.getByTestId('reputation').textContent())?.startsWith('No outcomes yet') ? true : undefined;
+      const score = await page.getByTestId('reputation-score').textContent().catch(() => null);
+      const audits = await page.getByTestId('reputation-audits').textContent().catch(() => null);
+      return score === node.reputation.score.toFixed(3) && audits === String(node.reputation.auditsPassed) ? true : undefined;
+    });
+    const stake = await get<StakeResponse>(`/v1/nodes/${sim.id}/stake`, net.operatorToken);
+    assert.equal(await page.getByTestId('stake-bonded').textContent(), money(stake.stake.staked, stake.stake.asset));
     await until('recent jobs on the node', async () => ((await page.getByTestId('node-recent-jobs').locator('li').count()) > 0 ? true : undefined));
     await shot(page, 'node-detail');
   });
@@ -180,6 +203,16 @@ describe('dashboard in Chromium', requireChromium(), () => {
     assert.ok(attempt.price, 'a market job is priced at placement');
     assert.equal(await page.getByTestId('attempts').locator('[data-field=price]').getAttribute('data-minor'), String(attempt.price.pricePerUnitHour));
     await page.getByTestId('bill').waitFor();
+    // The verification label and its summary are the API's (they move as an audit runs: compare until they agree).
+    await until('the verification panel shows the API’s label and summary', async () => {
+      const v = (await get<GetJobResponse>(`/v1/jobs/${job.id}`, net.buyerToken)).job.verification;
+      if (!v) return undefined;
+      const panel = page.getByTestId('verification');
+      const label = await panel.locator('[data-label]').getAttribute('data-label').catch(() => null);
+      const summary = await page.getByTestId('verification-summary').textContent().catch(() => null);
+      return label === v.label && summary === v.summary ? true : undefined;
+    });
+    assert.doesNotMatch((await page.getByTestId('verification').textContent()) ?? '', /^verified/i, 'never a bare "verified"');
     await shot(page, 'job-detail');
   });
 

@@ -125,5 +125,24 @@ export const NodePenaltiesResponse = z.object({
   publicKey: z.string().describe('The node key the evidence verifies against'),
   banned: z.boolean(),
   penalties: z.array(PenaltyView),
+  /** Issue 11: penalties other than equivocation (a referee-confirmed wrong result, …), newest first. */
+  otherPenalties: z
+    .array(
+      z.object({
+        id: z.string(),
+        kind: z.enum(['wrong-result', 'canary-failed', 'lease-abandoned', 'attestation-invalid', 'false-dispute']),
+        at: z.number().int(),
+        attemptId: z.string().nullable(),
+        jobId: z.string().nullable(),
+        slashed: z.number().int().min(0).describe('USDC minor units taken from the node stake'),
+        fee: z.number().int().min(0),
+        banned: z.boolean(),
+        suspended: z.boolean(),
+        transferId: z.string().nullable(),
+        reason: z.string(),
+        evidence: z.record(z.string(), z.unknown()).describe('wrong-result: the executor commitment and signature, every check run output digest and exit code, the output the referees agreed on'),
+      }),
+    )
+    .optional(),
 });
 export type NodePenaltiesResponse = z.infer<typeof NodePenaltiesResponse>;

@@ -124,6 +124,14 @@ export const JobSpec = z
       .optional()
       .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0), at most 10^12; with a market, at least the floor of a class it accepts (400 otherwise). Absent: the market price at submission plus one epoch step'),
     asset: Asset.optional().describe('What the job is paid with; default usdc'),
+    deterministic: z
+      .boolean()
+      .optional()
+      .describe('false: the job cannot reproduce its output bit for bit (GPU training, sampling); it is never audited by re-execution and its result is labelled not verifiable. Absent: true'),
+    canaryReuse: z
+      .boolean()
+      .optional()
+      .describe('true: once an independent audit agrees with its result, the network may re-run this exact spec (command, env, inputs) on up to 8 other operators as a known-answer canary. Absent: false — a buyer\'s job is only ever re-run to verify it'),
   })
   .strict()
   .superRefine((spec, ctx) => {

@@ -25,7 +25,7 @@ export type WalletResponse = z.infer<typeof WalletResponse>;
 export const WalletEntry = z.object({
   transferId: z.string(),
   at: z.number().int(),
-  kind: z.string().describe('mint, deposit, escrow.hold, escrow.topup, escrow.release, settlement, stake.*, slash, payout.*'),
+  kind: z.string().describe('mint, deposit, escrow.hold, escrow.topup, escrow.release, settlement, stake.*, slash, payout.*, pay.release, pay.forfeit, penalty.fee, dispute.bond, dispute.return, dispute.forfeit'),
   asset: Asset,
   amount: SignedAmount.describe('Into (+) or out of (−) the wallet'),
   balanceAfter: Amount,
@@ -181,6 +181,18 @@ export const BillResponse = z.object({
   fee: Amount.describe('To the treasury'),
   refunded: Amount.describe('Returned from escrow to the buyer'),
   inEscrow: Amount.describe('Still held (a job not yet finished)'),
+  verification: z
+    .object({
+      payHeld: Amount.describe("Part of `toProviders` still held until the job's verification passes or its dispute window closes"),
+      payReleased: Amount.describe('Part of `toProviders` released to the providers (verification passed, window closed)'),
+      payForfeited: Amount.describe('Pay a node forfeited for a wrong result, returned to you'),
+      compensation: Amount.describe("Your share of a wrong-result node's slashed stake (in the stake's asset, USDC)"),
+      bondHeld: Amount.describe('Your dispute bond, held until the referee decides'),
+      bondReturned: Amount.describe('Bond returned (the dispute was right, or void)'),
+      bondForfeited: Amount.describe("Bond paid to the node's provider and the referee run (the dispute was false)"),
+    })
+    .optional()
+    .describe("Issue 11: pay held for the job's verification, and what a wrong result or a dispute moved"),
   lines: z.array(BillLine),
 });
 export type BillResponse = z.infer<typeof BillResponse>;

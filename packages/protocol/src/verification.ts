@@ -36,3 +36,11 @@ export const ReputationView = z.object({
   asOf: z.number().int(),
 });
 export type ReputationView = z.infer<typeof ReputationView>;
+
+/** POST /v1/jobs/:id/dispute: the job's verification step as the dispute left it (state refereeing, label disputed). */
+export const DisputeResponse = z.object({
+  verification: VerificationView,
+  bond: Amount.describe('The bond taken from your wallet: returned if the referee finds the result wrong, paid to the node if not'),
+  asset: Asset,
+});
+export type DisputeResponse = z.infer<typeof DisputeResponse>;

@@ -149,6 +149,15 @@ export class GpuxClient extends GpuxAccessRoutes {
     }
   }
 
+  /**
+   * Dispute an ended job's result within its dispute window (`job.verification.windowClosesAt`): a bond is
+   * taken from your wallet and a referee run on an independent operator decides. The bond returns if the
+   * result was wrong and goes to the node if it was not.
+   */
+  disputeJob(id: string, reason: string, opts: RequestOptions = {}): Promise<RouteResponse<'disputeJob'>> {
+    return callRoute(this.cfg, 'disputeJob', { params: { id }, body: { reason }, ...sig(opts) });
+  }
+
   jobResult(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'jobResult'>> {
     return callRoute(this.cfg, 'jobResult', { params: { id }, ...sig(opts) });
   }

@@ -200,3 +200,37 @@ describe('following a job', () => {
     assert.deepEqual(await client.ready(), { status: 'unavailable', checks: { store: 'down' } });
   });
 });
+
+describe('disputes', () => {
+  const verification = {
+    state: 'refereeing',
+    label: 'disputed',
+    summary: 'disputed by the buyer; a referee run on an independent operator decides',
+    attemptId: 'att-1',
+    nodeId: 'node-1',
+    p: 0.1,
+    draw: 0.5,
+    reason: 'sampled-out',
+    windowClosesAt: 2_000,
+    checks: [{ kind: 'referee', state: 'queued', agreed: null }],
+    dispute: { reason: 'wrong', bond: 100_000, asset: 'usdc', at: 1_500 },
+    verdict: null,
+    resolvedAt: null,
+  };
+
+  test('disputeJob posts the reason and returns the step with the bond; a job carries its verification', async (t) => {
+    const srv = await startFakeServer((req, res) => {
+      if (req.method === 'POST') return json(res, 200, { verification, bond: 100_000, asset: 'usdc' });
+      json(res, 200, { job: jobView({ verification }), attempts: [], events: [] });
+    });
+    t.after(() => srv.close());
+    const client = new GpuxClient({ url: srv.url, token: 't' });
+    const out = await client.disputeJob('job-1', 'wrong');
+    assert.equal(out.verification.label, 'disputed');
+    assert.equal(out.bond, 100_000);
+    assert.equal(srv.requests[0]?.url.pathname, '/v1/jobs/job-1/dispute');
+    assert.deepEqual(srv.requests[0]?.body, { reason: 'wrong' });
+    const { job } = await client.getJob('job-1');
+    assert.equal(job.verification?.label, 'disputed');
+  });
+});

@@ -1,42 +1,53 @@
 /**
  * The Store conformance suite: one set of node:test tests that every Store implementation must pass
- * unchanged (SQLite and PostgreSQL). Each test runs on a fresh store from `open()`.
+ * unchanged (SQLite and PostgreSQL). Each test runs on a fresh store from `open()`. One describe per port
+ * of core's Store (core/src/store/*.ts), each from its own file in conformance/ports; flows that cross
+ * ports (job money, cancel billing) and the Store's own lifecycle come after.
  */
 import { describe } from 'node:test';
-import { attemptWriteTests } from './conformance/attempt-writes.js';
-import { cancelGraceTests } from './conformance/cancel-grace.js';
-import { enrollmentTests } from './conformance/enrollments.js';
 import type { OpenStore } from './conformance/fixtures.js';
-import { finishTests } from './conformance/finish.js';
-import { historyTests } from './conformance/history.js';
-import { jobMoneyTests } from './conformance/job-money.js';
-import { jobTests } from './conformance/jobs.js';
-import { ledgerTests } from './conformance/ledger.js';
-import { moneyLimitTests } from './conformance/money-limits.js';
-import { nodeTests } from './conformance/nodes.js';
-import { queueTests } from './conformance/queue.js';
-import { queueTimeoutTests } from './conformance/queue-timeout.js';
-import { listPageBytesTests, queuedLimitTests } from './conformance/queued-limit.js';
-import { schedulingTests } from './conformance/scheduling.js';
+import { cancelGraceTests } from './conformance/flows/cancel-grace.js';
+import { jobMoneyTests } from './conformance/flows/job-money.js';
+import { leasePenaltyTests } from './conformance/flows/lease-penalties.js';
+import { lifecycleTests } from './conformance/lifecycle.js';
+import { attemptWriteTests } from './conformance/ports/attempt-writes.js';
+import { attemptTests } from './conformance/ports/attempts.js';
+import { equivocationTests } from './conformance/ports/equivocations.js';
+import { historyTests } from './conformance/ports/history.js';
+import { jobTests } from './conformance/ports/jobs.js';
+import { jobQueueTests } from './conformance/ports/jobs-queue.js';
+import { ledgerTests } from './conformance/ports/ledger.js';
+import { marketTests } from './conformance/ports/market.js';
+import { nodeTests } from './conformance/ports/nodes.js';
+import { reputationTests } from './conformance/ports/reputation.js';
+import { tokenTests } from './conformance/ports/tokens.js';
+import { verificationTests } from './conformance/ports/verification.js';
 
 export type { OpenStore, StoreUnderTest } from './conformance/fixtures.js';
 
 export function runStoreConformance(name: string, open: OpenStore, opts: { skip?: string | false } = {}): void {
   describe(`Store conformance: ${name}`, { skip: opts.skip ?? false }, () => {
-    describe('jobs', () => jobTests(open));
-    describe('queue and attempts', () => queueTests(open));
-    describe('queued jobs per buyer, claims read the scheduling view', () => queuedLimitTests(open));
-    describe('job list pages bounded by bytes', () => listPageBytesTests(open));
-    describe('results and logs', () => finishTests(open));
-    describe('nodes and leases', () => nodeTests(open));
-    describe('tokens and node enrollments', () => enrollmentTests(open));
-    describe('history and durability', () => historyTests(open));
-    describe('scheduling: fair claim, gangs, node records', () => schedulingTests(open));
-    describe('ledger: transfers, payouts, stake, asks, prices', () => ledgerTests(open));
-    describe('job money: hold, settle, release, top-up, stake locks', () => jobMoneyTests(open));
-    describe('queue timeouts', () => queueTimeoutTests(open));
-    describe('cancel grace and fee carry', () => cancelGraceTests(open));
-    describe('money limits: 2^53 − 1 per balance and per network', () => moneyLimitTests(open));
-    describe('attempt writes: budgets, markers, byte-bounded pages, job history pages', () => attemptWriteTests(open));
+    describe('tokens port: tokens and node enrollments', () => tokenTests(open));
+    describe('jobs port: submission, reads, cancel, the queue, assignment, queue timeouts', () => {
+      jobTests(open);
+      jobQueueTests(open);
+    });
+    describe('attempts port: start, finish, leases, logs, budgeted node writes', () => {
+      attemptTests(open);
+      attemptWriteTests(open);
+    });
+    describe('nodes port: registry, heartbeats, admin state, track records', () => nodeTests(open));
+    describe('ledger port: transfers, totals, money limits, payouts, stake', () => ledgerTests(open));
+    describe('market port: asks and prices', () => marketTests(open));
+    describe('verification port: equivocation evidence, verification steps, disputes, penalties', () => {
+      equivocationTests(open);
+      verificationTests(open);
+    });
+    describe('reputation port: decayed outcomes per node', () => reputationTests(open));
+    describe('history port: events, job history, counts', () => historyTests(open));
+    describe('flows: job money (hold, settle, release, top-up, stake locks)', () => jobMoneyTests(open));
+    describe('flows: cancel grace and fee carry', () => cancelGraceTests(open));
+    describe('flows: abandoned leases (fees, suspension)', () => leasePenaltyTests(open));
+    describe('the store: migrations and durability', () => lifecycleTests(open));
   });
 }

@@ -1,4 +1,4 @@
-/** `gpux job …`: submit, list, get, logs, result, verify, cancel, bill. */
+/** `gpux job …`: submit, list, get, logs, result, verify, dispute, cancel, bill. */
 import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
@@ -6,6 +6,7 @@ import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
 import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
 import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { registerDispute } from './job-dispute.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
 import { registerVerify } from './job-verify.js';
@@ -120,6 +121,7 @@ export function registerJob(program: Command, io: Io): void {
 
   registerExplain(job, io);
   registerVerify(job, io);
+  registerDispute(job, io);
 
   jsonOption(connectionOptions(job.command('bill').description('what the job cost: held, charged, fee, refunded, line by line').argument('<id>', 'job id'))).action(
     async (id: string, flags: Flags) => {

@@ -50,6 +50,16 @@ const gpuSummary = (n: NodeView) => {
   return models.length ? models.join(', ') : null;
 };
 
+/** The reputation score as two decimals (0.50 for a node with outcomes that balance); '-' before its first outcome. */
+export const reputationCell = (n: NodeView) => (n.reputation ? n.reputation.score.toFixed(2) : null);
+
+/** `gpux node get`'s reputation line: score, the decayed weights behind it, and the audit streak. */
+export function reputationLine(n: NodeView): string {
+  const r = n.reputation;
+  if (!r) return 'none yet (new node: neutral 0.50 for the scheduler)';
+  return `${r.score.toFixed(2)} (good ${r.good.toFixed(1)}, bad ${r.bad.toFixed(1)}, decayed to ${formatTime(r.asOf)}; ${r.auditsPassed} audit${r.auditsPassed === 1 ? '' : 's'} passed in a row)`;
+}
+
 export function nodeColumns(now: number): Column<NodeView>[] {
   return [
     { header: 'ID', value: (n) => n.id },
@@ -58,13 +68,14 @@ export function nodeColumns(now: number): Column<NodeView>[] {
     { header: 'GPUS', value: (n) => `${n.gpusBusy}/${n.gpusTotal}`, align: 'right' },
     { header: 'MODEL', value: gpuSummary },
     { header: 'JOBS', value: (n) => n.activeAttempts, align: 'right' },
+    { header: 'REP', value: reputationCell, align: 'right' },
     { header: 'REGION', value: (n) => n.advertisement.region },
     { header: 'HOST', value: (n) => (n.simulated ? `${n.advertisement.hostname} (simulated)` : n.advertisement.hostname) },
     { header: 'HEARTBEAT', value: (n) => formatAge(n.lastHeartbeatAt, now) },
   ];
 }
 
-function formatNode(n: NodeView): string {
+export function formatNode(n: NodeView): string {
   const a = n.advertisement;
   const head = formatKeyValues([
     ['id', n.id],
@@ -78,6 +89,7 @@ function formatNode(n: NodeView): string {
     ['labels', Object.entries(a.labels).map(([k, v]) => `${k}=${v}`).join(', ')],
     ['gpus', `${n.gpusBusy} busy of ${n.gpusTotal}`],
     ['active attempts', n.activeAttempts],
+    ['reputation', reputationLine(n)],
     ['simulated', n.simulated ? 'yes' : 'no'],
     ['registered', formatTime(n.registeredAt)],
     ['last heartbeat', formatTime(n.lastHeartbeatAt)],

@@ -3,6 +3,7 @@ import { GpuxError } from '@gpux/core';
 import { IDEMPOTENCY_HEADER } from '@gpux/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
+import { disputeJob } from '../services/disputes.js';
 import { jobResult, readJobLogs } from '../services/job-output.js';
 import { cancelJob, getJob, listJobs, submitJob } from '../services/jobs.js';
 import { jobView } from '../views.js';
@@ -38,5 +39,6 @@ export function mountBuyerRoutes(app: FastifyInstance, rt: Runtime): void {
     return readJobLogs(rt, principal, id, query, gone.signal);
   });
   mountRoute(app, rt, 'jobResult', ({ principal, id }) => jobResult(rt, principal, id));
+  mountRoute(app, rt, 'disputeJob', ({ principal, id, body }) => disputeJob(rt, principal, id, body));
   mountRoute(app, rt, 'whoami', async ({ principal }) => ({ accountId: principal.accountId, role: principal.role, tokenId: principal.tokenId }));
 }

@@ -1,7 +1,7 @@
 /**
- * Rebuild the capacity index from the store at start: every node, its track record (reliability,
- * performance), the market's quotes, asks and stakes, then every active attempt's reservation (with its
- * buyer, for fair share, gang flag and stake lock).
+ * Rebuild the capacity index from the store at start: every node, its track record (uptime, performance,
+ * auto-cordon), its reputation (the reliability score), the market's quotes, asks and stakes, then every
+ * active attempt's reservation (with its buyer, for fair share, gang flag and stake lock).
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
 import { jobCpu, type JobRecord, jobMemoryMb, type NodeRecord } from '@gpux/core';
@@ -34,6 +34,7 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
     statsAt = Math.max(statsAt, r.updatedAt);
   }
   rt.scheduling.statsSince = statsAt;
+  rt.scheduling.reputationSince = await refreshReputations(rt, 0);
   // The last day of prices (for the change figures), and the latest of classes quiet for longer.
   const latest = await store.latestPrices();
   const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
@@ -82,6 +83,16 @@ export async function refreshNodeStats(rt: Runtime, since: number): Promise<numb
       rt.index.setAdminState(r.nodeId, r.adminState, r.adminReason);
       if (r.adminState === 'cordoned' && r.adminReason) rt.logger.warn({ nodeId: r.nodeId, reason: r.adminReason }, 'node auto-cordoned');
     }
+    latest = Math.max(latest, r.updatedAt);
+  }
+  return latest;
+}
+
+/** Node reputations the store changed since the last look (attempt ends, audit and canary verdicts) go into the index. */
+export async function refreshReputations(rt: Runtime, since: number): Promise<number> {
+  let latest = since;
+  for (const r of await rt.store.listReputations(since)) {
+    rt.index.setReputation(r.nodeId, r.state);
     latest = Math.max(latest, r.updatedAt);
   }
   return latest;

@@ -1,7 +1,8 @@
 /**
  * The expiry pass: nodes without a heartbeat for nodeOfflineAfterMs go offline (in the store and in the
  * capacity index, which the market counts supply from); attempts whose lease ran out are lost and their
- * jobs move on (requeue with backoff, fail, or cancel); queued jobs past their queue timeout fail with the
+ * jobs move on (requeue with backoff, fail, or cancel), among them those held past their deadline (the
+ * job's timeout plus GPUX_RESULT_GRACE_MS: heartbeats never lease an attempt past it); queued jobs past their queue timeout fail with the
  * reason and their escrow returns (services/queue-timeouts.ts).
  */
 import { attemptEnded, type Runtime } from '../runtime.js';
@@ -55,7 +56,9 @@ export class ExpiryLoop {
         // cancelled: the job's cancel grace ran out while its node still held the attempt (store requestCancel).
         const outcome = l.outcome ?? 'lost';
         attemptEnded(this.rt, l.attemptId, l.jobId, outcome);
-        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `lease expired: attempt ${outcome}`);
+        // deadline: the node kept heartbeating but never finished (or started) it in time (core attempt-end/deadline.ts).
+        const why = l.cause === 'deadline' ? 'deadline passed' : 'lease expired';
+        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `${why}: attempt ${outcome}`);
       }
       if (lost.length < EXPIRE_BATCH) break;
     }

@@ -9,7 +9,7 @@
 import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 import { pricePlacements } from '../services/market.js';
-import { refreshNodeStats, releaseEndedGangs } from './capacity.js';
+import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
 
 export class SchedulingLoop {
   private started = false;
@@ -21,6 +21,8 @@ export class SchedulingLoop {
   backlog = false;
   /** Node track records changed at or after this time are read at the next pass. */
   statsSince = 0;
+  /** Node reputations changed at or after this time are read at the next pass. */
+  reputationSince = 0;
   /** The fair claim starts at this buyer, rotating, so more buyers than a window holds all get turns. */
   private fromBuyer = '';
 
@@ -85,6 +87,7 @@ export class SchedulingLoop {
     metrics.schedulePasses.inc();
     await releaseEndedGangs(this.rt);
     this.statsSince = await refreshNodeStats(this.rt, this.statsSince);
+    this.reputationSince = await refreshReputations(this.rt, this.reputationSince);
     const jobs = await store.claimQueuedFair(now, config.scheduleBatchSize, this.fromBuyer);
     if (jobs.length === 0) {
       this.backlog = false;

@@ -2,11 +2,11 @@
  * The node agent's attempt lifecycle calls: heartbeat, start, result. The caller's node id is already
  * verified. Registration is register.ts; logs and events are attempt-writes.ts.
  */
-import { type AttemptRecord, GpuxError } from '@gpux/core';
+import { type AttemptRecord, GpuxError, type JobRecord } from '@gpux/core';
 import { type HeartbeatResponse, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
-import { checkCommitment, handleEquivocation } from './commitments.js';
+import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
 
 /** The attempt, if it belongs to this node. */
 export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
@@ -85,7 +85,8 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
   const input = { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() };
   let res: Awaited<ReturnType<typeof rt.store.finishAttempt>>;
   try {
-    res = await rt.store.finishAttempt({ ...input, commitment, commitmentSignature: r.commitmentSignature }, rt.decider);
+    // The audit draw is taken now, after the commitment arrived: the node cannot know it when it signs.
+    res = await rt.store.finishAttempt({ ...input, commitment, commitmentSignature: r.commitmentSignature, auditDraw: rt.random.next() }, rt.decider);
   } catch (e) {
     // Still 409; a different valid commitment for an attempt that ended with one is also equivocation.
     if (!(e instanceof GpuxError && e.code === 'CONFLICT')) throw e;
@@ -99,6 +100,14 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
   if (!res.duplicate) {
     attemptEnded(rt, attemptId, a.jobId, r.outcome);
     rt.logger.info({ nodeId, attemptId, jobId: a.jobId, outcome: r.outcome, jobState: res.job.state }, 'attempt finished');
+    await afterCheckRun(rt, res.job);
   }
   return { accepted: true, duplicate: res.duplicate };
+}
+
+/** A check run (audit, referee) that ended may have banned a node in the same transaction: take it out now. */
+async function afterCheckRun(rt: Runtime, job: JobRecord): Promise<void> {
+  if ((job.kind !== 'audit' && job.kind !== 'referee') || !job.checkOf) return;
+  const v = await rt.store.getVerification(job.checkOf);
+  if (v) await takeOutBannedOfStep(rt, v);
 }

@@ -5,7 +5,7 @@
  * signature. Two different valid commitments for one ended attempt are equivocation: evidence, the
  * node's whole stake to the treasury, and a ban.
  */
-import { type AttemptRecord, type EquivocationRecord, GpuxError } from '@gpux/core';
+import { type AttemptRecord, type EquivocationRecord, GpuxError, type VerificationRecord } from '@gpux/core';
 import { canonicalJson, inputRootDigest, metricsDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
@@ -49,6 +49,16 @@ export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId:
   const now = rt.clock.now();
   const ev = await rt.store.recordEquivocation({ attemptId, nodeId, commitment, signature, now });
   if (!ev) return null;
+  await takeOutBannedNode(rt, nodeId, now);
+  rt.logger.warn({ nodeId, attemptId, evidenceId: ev.id, slashed: ev.slashed }, 'node equivocated: two different signed commitments for one attempt; stake slashed, node banned');
+  return ev;
+}
+
+/**
+ * A node the store banned (equivocation, a confirmed wrong result): refused from its next request, out of
+ * the index, its active attempts ended as lost so their jobs retry elsewhere.
+ */
+export async function takeOutBannedNode(rt: Runtime, nodeId: string, now: number): Promise<void> {
   rt.nodeKeys.markRemoved(nodeId, now);
   const node = await rt.store.getNode(nodeId);
   if (node) rt.index.upsertNode(node);
@@ -63,6 +73,20 @@ export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId:
     }
     if (lost.length < EXPIRE_BATCH) break;
   }
-  rt.logger.warn({ nodeId, attemptId, evidenceId: ev.id, slashed: ev.slashed }, 'node equivocated: two different signed commitments for one attempt; stake slashed, node banned');
-  return ev;
+}
+
+/**
+ * After a verification step moved (a check run ended, a window pass): the nodes it banned leave the index
+ * now. The store wrote the ban; a banned node reads back removed.
+ */
+export async function takeOutBannedOfStep(rt: Runtime, v: VerificationRecord): Promise<void> {
+  if (v.state !== 'failed' && v.checks.every((c) => c.outputDigest === null || (c.outputDigest === v.outputDigest && c.exitCode === v.exitCode))) return;
+  const now = rt.clock.now();
+  for (const nodeId of new Set([v.nodeId, ...v.checks.map((c) => c.nodeId).filter((n): n is string => n !== null)])) {
+    const node = await rt.store.getNode(nodeId);
+    if (node?.removedAt !== undefined && node.removedAt !== null) {
+      await takeOutBannedNode(rt, nodeId, now);
+      rt.logger.warn({ nodeId, jobId: v.jobId, label: v.label }, 'node banned: a referee-confirmed wrong result; stake slashed');
+    }
+  }
 }

@@ -36,6 +36,10 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
       idempotencyKey,
       now,
       ...(payment ? { payment } : {}),
+      // Pay after verification (TRUST.md layer 4): a paid job's provider share is held until its step passes or its window closes.
+      ...(payment && rt.config.verify
+        ? { holdPay: true, verifyTerms: { disputeWindowMs: rt.config.disputeWindowSeconds * 1000, auditFloorBps: rt.config.auditFloorBps } }
+        : {}),
       // Operators are exempt: the bound is against a buyer crowding the queue (issue 10 item 7).
       ...(p.role === 'operator' ? {} : { maxQueued: rt.config.maxQueuedPerBuyer }),
     })
@@ -75,7 +79,8 @@ export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; l
     ...(states ? { states } : {}),
     ...(q.cursor ? { cursor: q.cursor } : {}),
   });
-  return { jobs: page.items.map(jobView), nextCursor: page.nextCursor };
+  const steps = new Map((await rt.store.getVerifications(page.items.map((j) => j.id))).map((v) => [v.jobId, v]));
+  return { jobs: page.items.map((j) => jobView(j, steps.get(j.id) ?? null)), nextCursor: page.nextCursor };
 }
 
 /**
@@ -84,12 +89,13 @@ export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; l
  */
 export async function getJob(rt: Runtime, p: Principal, id: string, q: { eventsBefore?: number | undefined; eventsLimit: number } = { eventsLimit: 200 }): Promise<GetJobResponse> {
   const job = await visibleJob(rt, p, id);
-  const [attempts, page] = await Promise.all([
+  const [attempts, page, verification] = await Promise.all([
     rt.store.listAttempts(id),
     rt.store.listJobHistory(id, { limit: q.eventsLimit, nodeTypes: AttemptEventType.options, ...(q.eventsBefore !== undefined ? { before: q.eventsBefore } : {}) }),
+    rt.store.getVerification(id),
   ]);
   return {
-    job: jobView(job),
+    job: jobView(job, verification ?? null),
     attempts: attempts.map(attemptView),
     events: page.events.map(eventView),
     moreEventsBefore: page.moreBefore,

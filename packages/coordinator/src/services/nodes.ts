@@ -1,18 +1,26 @@
 /** Operator views of nodes and their admin state (cordon, uncordon, drain). */
-import { GpuxError } from '@gpux/core';
+import { GpuxError, type NodeRecord } from '@gpux/core';
 import type { ListNodesResponse, NodeAdminState, NodeStatus, NodeView } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
-import { nodeView } from '../views.js';
+import { nodeView, reputationView } from '../views.js';
+
+/** The node's view with its reputation valued now. */
+async function viewOf(rt: Runtime, node: NodeRecord): Promise<NodeView> {
+  return nodeView(node, rt.index, reputationView(await rt.store.getReputation(node.id), rt.clock.now()));
+}
 
 export async function listNodes(rt: Runtime, q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<ListNodesResponse> {
   const page = await rt.store.listNodes({ limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
-  return { nodes: page.items.map((n) => nodeView(n, rt.index)), nextCursor: page.nextCursor };
+  // One query for the page's reputations.
+  const reps = new Map((await rt.store.getReputations(page.items.map((n) => n.id))).map((r) => [r.nodeId, r]));
+  const now = rt.clock.now();
+  return { nodes: page.items.map((n) => nodeView(n, rt.index, reputationView(reps.get(n.id), now))), nextCursor: page.nextCursor };
 }
 
 export async function getNode(rt: Runtime, id: string): Promise<NodeView> {
   const node = await rt.store.getNode(id);
   if (!node) throw new GpuxError('NODE_NOT_FOUND', `no node ${id}`);
-  return nodeView(node, rt.index);
+  return viewOf(rt, node);
 }
 
 export async function setAdminState(rt: Runtime, id: string, state: NodeAdminState): Promise<NodeView> {
@@ -21,5 +29,5 @@ export async function setAdminState(rt: Runtime, id: string, state: NodeAdminSta
   rt.index.upsertNode(node); // schedulable again only if online and active
   rt.logger.info({ nodeId: id, adminState: state }, 'node admin state set');
   if (state === 'active') rt.scheduling.kick();
-  return nodeView(node, rt.index);
+  return viewOf(rt, node);
 }

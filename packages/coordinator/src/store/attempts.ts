@@ -1,21 +1,30 @@
 /**
- * Attempt verbs: read, start, finish (idempotent, with outputs, settling the attempt's money), and the lease
- * side (expire, extend). A lost attempt is not settled further: the runtime since its last chunk is the
- * provider's loss. An attempt of a cancelled job (stop_by set) whose lease ran to its stop_by (its node kept
- * heartbeating but never stopped it) ends as cancelled, charged up to stop_by; one whose node went silent
- * before then is lost as usual.
+ * Attempt verbs: read, start, finish (idempotent, with outputs), and the lease side (expire, extend). What
+ * an attempt's end does (settle, stop the gang, move the job, its money, the node's record) is the core's
+ * attempt-end plan, loaded and applied by attempt-end-run.ts in the verb's transaction. A lost attempt is
+ * not settled further; one of a cancelled job whose lease ran to its stop_by ends as cancelled (core
+ * attempt-end/ending.ts).
  */
-import { type AttemptRecord, type FinishAttemptInput, GpuxError, type JobRecord, type LostAttempt, type TransitionDecider } from '@gpux/core';
+import {
+  type AttemptRecord,
+  type FinishAttemptInput,
+  GpuxError,
+  type JobRecord,
+  type LostAttempt,
+  leaseHasExpired,
+  leaseReachedDeadline,
+  runDeadline,
+  type TransitionDecider,
+} from '@gpux/core';
 import type { AttemptState, OutputFile } from '@gpux/protocol';
 import { type Kysely, sql } from 'kysely';
-import { chunks, inTx, type StoreContext } from './context.js';
-import { insertEvents, type NewEvent } from './events.js';
+import { attemptFactsFromRow } from './attempt-end-rows.js';
+import { endAttemptIn } from './attempt-end-run.js';
+import { deadlinesOf, inTx, type StoreContext } from './context.js';
+import { insertEvents } from './events.js';
 import { selectJobRow } from './jobs.js';
-import { recordAttemptOutcome } from './node-stats.js';
 import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
 import type { Database } from './schema.js';
-import { settleAttemptIn } from './settlement.js';
-import { moveJobAfterAttempt } from './transition.js';
 
 const ACTIVE: AttemptState[] = ['assigned', 'running'];
 
@@ -75,13 +84,14 @@ export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: strin
     if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
     if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };
     if (a.state !== 'assigned') throw new GpuxError('CONFLICT', `attempt ${attemptId} is ${a.state}, no longer active`);
+    let job = await jobOf(trx, ctx, a, true);
+    // From now on the job's timeout counts: no heartbeat leases the attempt past this (store nodes.ts heartbeat).
     const started = await trx
       .updateTable('attempts')
-      .set({ state: 'running', started_at: now })
+      .set({ state: 'running', started_at: now, deadline_at: runDeadline(now, job.spec.timeoutSeconds, deadlinesOf(ctx)) })
       .where('id', '=', attemptId)
       .returningAll()
       .executeTakeFirstOrThrow();
-    let job = await jobOf(trx, ctx, a, true);
     if (job.state === 'assigned' && job.currentAttemptId === (a.gang_leader ?? attemptId)) {
       // startedAt keeps the first start across retries.
       const row = await trx
@@ -128,53 +138,25 @@ export function finishAttempt(
       const why = a.state === 'lost' ? ' (its lease expired first)' : '';
       throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state}${why}; a different result cannot replace it`);
     }
-    let ended = await trx
-      .updateTable('attempts')
-      .set({
-        state: input.outcome,
-        exit_code: input.exitCode,
-        error: input.error,
-        output_digest: input.outputDigest,
-        metrics: JSON.stringify(input.metrics),
-        lease_expires_at: null,
-        finished_at: input.now,
-        commitment: input.commitment ?? null,
-        commitment_signature: input.commitmentSignature ?? null,
-      })
-      .where('id', '=', input.attemptId)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const outputRows = input.outputs.map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null }));
-    for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
-    // The attempt's final settlement comes before the job moves, so a finished job releases only what is left.
-    let charged: NewEvent[] = [];
-    if (ended.price_asset !== null) {
-      const job = await jobOf(trx, ctx, a, true);
-      ({ row: ended, events: charged } = await settleAttemptIn(trx, ctx, ended, job.spec.timeoutSeconds, input.now));
-    }
-    const end = { outcome: input.outcome, exitCode: input.exitCode, error: input.error };
-    const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, input.now);
-    await recordAttemptOutcome(trx, ctx, {
-      nodeId: a.node_id,
-      job: moved.job,
-      gpuIndices: JSON.parse(a.gpu_indices),
+    const cause = {
+      kind: 'report' as const,
       outcome: input.outcome,
       exitCode: input.exitCode,
-      durationMs: input.metrics.durationMs,
+      error: input.error,
+      outputDigest: input.outputDigest,
+      metrics: input.metrics,
+      ...(input.commitment !== undefined ? { commitment: input.commitment } : {}),
+      ...(input.commitmentSignature !== undefined ? { commitmentSignature: input.commitmentSignature } : {}),
+    };
+    const ended = await endAttemptIn(trx, ctx, {
+      row: a,
+      cause,
+      decide,
       now: input.now,
+      outputs: input.outputs,
+      ...(input.auditDraw !== undefined ? { auditDraw: input.auditDraw } : {}),
     });
-    await insertEvents(trx, ctx, [
-      {
-        at: input.now,
-        subject: 'job',
-        subjectId: a.job_id,
-        type: 'attempt.finished',
-        data: { attemptId: a.id, nodeId: a.node_id, outcome: input.outcome, exitCode: input.exitCode, error: input.error, outputDigest: input.outputDigest },
-      },
-      ...charged,
-      ...moved.events,
-    ]);
-    return { attempt: attemptFromRow(ended), job: moved.job, duplicate: false };
+    return { attempt: ended.attempt, job: ended.job, duplicate: false };
   });
 }
 
@@ -183,8 +165,7 @@ export async function getOutputs(ctx: StoreContext, attemptId: string): Promise<
   return rows.map(outputFromRow);
 }
 
-export const LEASE_EXPIRED = 'lease expired: the node stopped heartbeating';
-export const CANCEL_GRACE_EXPIRED = 'cancelled by the buyer: the node did not stop the attempt within the cancel grace';
+export { CANCEL_GRACE_EXPIRED, LEASE_EXPIRED } from '@gpux/core';
 
 /**
  * Candidates are read unlocked; each is then ended in a transaction of its own that takes the job, its
@@ -206,37 +187,27 @@ export async function expireLeases(ctx: StoreContext, now: number, decide: Trans
     const one = await inTx(ctx, async (trx): Promise<LostAttempt | undefined> => {
       if (ctx.q.forUpdate) await selectJobRow(trx, ctx, c.job_id, true);
       const a = await selectAttemptRow(trx, ctx, c.id, true);
-      if (!a || !ACTIVE.includes(a.state as AttemptState) || a.lease_expires_at === null || Number(a.lease_expires_at) >= now) return undefined;
-      const stopBy = a.stop_by === null || a.stop_by === undefined ? null : Number(a.stop_by);
-      const outcome: 'cancelled' | 'lost' = stopBy !== null && Number(a.lease_expires_at) >= stopBy ? 'cancelled' : 'lost';
-      const error = outcome === 'cancelled' ? CANCEL_GRACE_EXPIRED : LEASE_EXPIRED;
-      let ended = await trx
-        .updateTable('attempts')
-        .set({ state: outcome, error, lease_expires_at: null, finished_at: now })
-        .where('id', '=', a.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      let charged: NewEvent[] = [];
-      if (outcome === 'cancelled' && ended.price_asset !== null) {
-        const job = await jobOf(trx, ctx, a, true);
-        ({ row: ended, events: charged } = await settleAttemptIn(trx, ctx, ended, job.spec.timeoutSeconds, now));
-      }
-      const end = { outcome, exitCode: null, error: outcome === 'cancelled' ? error : null };
-      const moved = await moveJobAfterAttempt(trx, ctx, { id: a.id, jobId: a.job_id, nodeId: a.node_id, gangLeader: a.gang_leader }, end, decide, now);
-      await recordAttemptOutcome(trx, ctx, { nodeId: a.node_id, job: moved.job, gpuIndices: JSON.parse(a.gpu_indices), outcome, exitCode: null, durationMs: null, now });
-      const data = { attemptId: a.id, nodeId: a.node_id, leaseExpiresAt: a.lease_expires_at, ...(stopBy !== null ? { stopBy } : {}) };
-      await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: a.job_id, type: `attempt.${outcome}`, data }, ...charged, ...moved.events]);
-      return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: moved.job.state, outcome };
+      if (!a) return undefined;
+      const facts = attemptFactsFromRow(a);
+      if (!leaseHasExpired(facts, now)) return undefined;
+      const ended = await endAttemptIn(trx, ctx, { row: a, cause: { kind: 'lease-expired' }, decide, now });
+      const outcome = ended.plan.end.outcome as LostAttempt['outcome'];
+      const deadline = outcome === 'lost' && leaseReachedDeadline(facts);
+      return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: ended.job.state, outcome, ...(deadline ? { cause: 'deadline' as const } : {}) };
     });
     if (one) lost.push(one);
   }
   return lost;
 }
 
+/**
+ * A restart grants every active lease at least `minExpiresAt`, past its deadline too (heartbeats then
+ * never shorten it): a node that finished while the coordinator was away can still report. A cancelled
+ * job's attempt is still never leased past its stop_by (that end costs the node nothing).
+ */
 export async function extendActiveLeases(ctx: StoreContext, minExpiresAt: number): Promise<number> {
   const res = await ctx.db
     .updateTable('attempts')
-    // A cancelled job's attempt is never leased past its stop_by, across restarts too.
     .set({ lease_expires_at: sql<number>`case when stop_by is not null and stop_by < ${minExpiresAt} then stop_by else ${minExpiresAt} end` })
     .where('state', 'in', ACTIVE)
     .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', minExpiresAt)]))

@@ -1,5 +1,5 @@
-/** Dialect quirk flags, the shared store context, and the write-transaction helper. */
-import { DEFAULT_NODE_STATS_POLICY, type NodeStatsPolicy } from '@gpux/core';
+/** Dialect quirk flags, the coordinator's store policies, the shared store context, and the write-transaction helper. */
+import { type AttemptDeadlinePolicy, DEFAULT_DEADLINE_POLICY, DEFAULT_NODE_STATS_POLICY, type NodeStatsPolicy } from '@gpux/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -25,11 +25,18 @@ export interface StoreQuirks {
   relaxedCommit: { before: string | null; inside: string | null; after: string | null };
 }
 
-export type StoreQuirksInput = Pick<StoreQuirks, 'dialect'> &
-  Partial<Omit<StoreQuirks, 'dialect'>> & {
-    /** Decay half-life and auto-cordon rule of node track records; defaults DEFAULT_NODE_STATS_POLICY. */
-    nodeStats?: Partial<NodeStatsPolicy>;
-  };
+export type StoreQuirksInput = Pick<StoreQuirks, 'dialect'> & Partial<Omit<StoreQuirks, 'dialect'>>;
+
+/**
+ * The coordinator's policies that the store applies inside its transactions. They come from the
+ * coordinator's config (start.ts), never from the dialect; anything left out takes core's default.
+ */
+export interface StorePolicies {
+  /** Decay half-life and auto-cordon rule of node track records; defaults DEFAULT_NODE_STATS_POLICY. */
+  nodeStats?: Partial<NodeStatsPolicy>;
+  /** The attempt deadlines' graces (core attempt-end/deadline.ts); defaults DEFAULT_DEADLINE_POLICY. */
+  deadlines?: Partial<AttemptDeadlinePolicy>;
+}
 
 export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
   const pg = q.dialect === 'postgres';
@@ -48,11 +55,27 @@ export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
 export interface StoreContext {
   db: Kysely<Database>;
   q: StoreQuirks;
+  /** The node-stats policy (StorePolicies.nodeStats over the defaults). */
   policy: NodeStatsPolicy;
+  /** StorePolicies.deadlines over the defaults; absent: DEFAULT_DEADLINE_POLICY (deadlinesOf). */
+  deadlines?: AttemptDeadlinePolicy;
 }
 
-export function resolvePolicy(q: StoreQuirksInput): NodeStatsPolicy {
-  return { ...DEFAULT_NODE_STATS_POLICY, ...q.nodeStats };
+/** The node-stats policy in force: the given fields over core's defaults (an undefined field keeps its default). */
+export function resolvePolicy(p: StorePolicies = {}): NodeStatsPolicy {
+  const given = Object.entries(p.nodeStats ?? {}).filter(([, v]) => v !== undefined);
+  return { ...DEFAULT_NODE_STATS_POLICY, ...Object.fromEntries(given) };
+}
+
+/** The deadline policy in force: the given fields over core's defaults. */
+export function resolveDeadlines(p: StorePolicies = {}): AttemptDeadlinePolicy {
+  const given = Object.entries(p.deadlines ?? {}).filter(([, v]) => v !== undefined);
+  return { ...DEFAULT_DEADLINE_POLICY, ...Object.fromEntries(given) };
+}
+
+/** The deadline graces in force (a context built without them: core's defaults). */
+export function deadlinesOf(ctx: StoreContext): AttemptDeadlinePolicy {
+  return ctx.deadlines ?? DEFAULT_DEADLINE_POLICY;
 }
 
 /**

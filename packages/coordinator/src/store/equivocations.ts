@@ -81,6 +81,25 @@ export function recordEquivocation(
     });
     const slashed = transfer.postings.filter((p) => p.account === ACCOUNTS.treasury).reduce((s, p) => s + Math.max(0, p.amount), 0);
     const row = await trx.updateTable('equivocations').set({ slashed, transfer_id: transfer.id }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    // 0010: every penalty is listed from one table (GET /v1/nodes/:id/penalties); the evidence id is the penalty id.
+    await trx
+      .insertInto('penalties')
+      .values({
+        id,
+        node_id: q.nodeId,
+        kind: 'equivocation',
+        job_id: a.job_id,
+        attempt_id: q.attemptId,
+        evidence: JSON.stringify({ first: { commitment: a.commitment, signature: a.commitment_signature }, second: { commitment: q.commitment, signature: q.signature } }),
+        transfer_id: transfer.id,
+        slashed,
+        fee: 0,
+        banned: 1,
+        suspended: 0,
+        reason: 'equivocation: two different signed commitments for one attempt; all stake slashed, banned',
+        at: q.now,
+      })
+      .execute();
     await trx
       .updateTable('nodes')
       .set({ removed_at: q.now, status: 'offline', banned_at: q.now, banned_reason: EQUIVOCATION_REASON })

@@ -1,9 +1,10 @@
 /** The store adapters: openStore picks SQLite or PostgreSQL from a --db value. */
 import { GpuxError, type Store } from '@gpux/core';
+import type { StorePolicies } from './context.js';
 import { openPostgresStore } from './postgres.js';
 import { openSqliteStore } from './sqlite.js';
 
-export type { StoreQuirks, StoreQuirksInput } from './context.js';
+export type { StorePolicies, StoreQuirks, StoreQuirksInput } from './context.js';
 export { createKyselyStore } from './kysely-store.js';
 export { runMigrations } from './migrate.js';
 export { MIGRATIONS, type Migration } from './migrations/index.js';
@@ -27,7 +28,9 @@ export function parseDbUrl(dbUrl: string): { dialect: 'sqlite'; path: string } |
   });
 }
 
-export function openStore(dbUrl: string, opts: { onModeFixed?: (message: string) => void } = {}): Promise<Store> {
+/** Open (and migrate) the store a --db value points at. `policies`: the coordinator's store policies (from its config). */
+export function openStore(dbUrl: string, opts: { onModeFixed?: (message: string) => void; policies?: StorePolicies } = {}): Promise<Store> {
   const target = parseDbUrl(dbUrl);
-  return target.dialect === 'postgres' ? openPostgresStore(target.url) : openSqliteStore(target.path, opts);
+  if (target.dialect === 'postgres') return openPostgresStore(target.url, opts.policies ? { policies: opts.policies } : {});
+  return openSqliteStore(target.path, opts);
 }

@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
-import { type JobRow, jobFromRow, paymentColumns, specColumns } from './rows.js';
+import { checkColumns, type JobRow, jobFromRow, paymentColumns, specColumns } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
 
@@ -71,6 +71,7 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       avoid_node_ids: '[]',
       priority: PRIORITY_RANK[jobPriority(job.spec)],
       ...paymentColumns(job.payment),
+      ...checkColumns(job),
       created_at: job.now,
       updated_at: job.now,
       started_at: null,

@@ -5,7 +5,7 @@
 import type { Store } from '@gpux/core';
 import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
-import { resolvePolicy, resolveQuirks, type StoreContext, type StoreQuirksInput } from './context.js';
+import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type StorePolicies, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
 import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
 import * as jobs from './jobs.js';
@@ -14,6 +14,7 @@ import * as tokens from './tokens.js';
 import * as enrollments from './enrollments.js';
 import * as equivocations from './equivocations.js';
 import * as verification from './verification.js';
+import * as canaries from './canary-catalog.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -21,13 +22,15 @@ import * as payouts from './payouts.js';
 import * as prices from './prices.js';
 import * as queue from './queue.js';
 import { failQueueTimeouts } from './queue-timeout.js';
+import * as reputation from './reputation.js';
 import * as settlement from './settlement.js';
 import * as stake from './stake.js';
 import * as wallet from './wallet.js';
 import type { Database } from './schema.js';
 
-export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput): Store {
-  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(quirks) };
+/** `quirks`: how the dialect behaves; `policies`: the coordinator's rules (from its config), kept apart. */
+export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}): Store {
+  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(policies), deadlines: resolveDeadlines(policies) };
   let closed: Promise<void> | undefined;
   return {
     dialect: ctx.q.dialect,
@@ -87,6 +90,9 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     expireLeases: (now, decide, limit) => attempts.expireLeases(ctx, now, decide, limit),
     extendActiveLeases: (minExpiresAt) => attempts.extendActiveLeases(ctx, minExpiresAt),
     listNodeStats: (since) => listNodeStats(ctx, since),
+    getReputation: (nodeId) => reputation.getReputation(ctx, nodeId),
+    getReputations: (nodeIds) => reputation.getReputations(ctx, nodeIds),
+    listReputations: (since) => reputation.listReputations(ctx, since),
 
     postTransfer: (t) => wallet.postTransfer(ctx, t),
     getBalance: (account, asset) => wallet.getBalance(ctx, account, asset),
@@ -116,6 +122,9 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     closeVerificationWindows: (now, limit) => verification.closeVerificationWindows(ctx, now, limit),
     openDispute: (q) => verification.openDispute(ctx, q),
     listPenalties: (nodeId, q) => verification.listPenalties(ctx, nodeId, q),
+    issueCanaries: (q) => canaries.issueCanaries(ctx, q),
+    canaryStats: () => canaries.canaryStats(ctx),
+    canaryBansSince: (since) => canaries.canaryBansSince(ctx, since),
 
     setAsk: (providerId, marketClass, price, now) => prices.setAsk(ctx, providerId, marketClass, price, now),
     listAsks: (providerId) => prices.listAsks(ctx, providerId),

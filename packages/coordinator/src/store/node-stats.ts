@@ -1,17 +1,14 @@
 /**
  * Node track records, kept inside the transactions that end attempts and mark nodes offline, so a node's
- * record and the outcome that changed it commit together. The rules are the core's (scheduler/node-stats.ts);
- * this file reads and writes rows, and auto-cordons a node (event node.auto_cordoned) when the rule says so.
+ * record and the outcome that changed it commit together. The rules are the core's (scheduler/node-stats.ts,
+ * attempt-end/node-outcome.ts); this file reads and writes the rows: the record, the runtime expectations
+ * of job shapes per GPU class, and the auto-cordon (conditional: only an active node is cordoned).
  */
-import { applyOutcome, emptyNodeStats, gpuClassOf, type JobRecord, type NodeOutcome, type NodeStats, type NodeStatsRecord, runtimeShapeKey } from '@gpux/core';
+import { applyOutcome, emptyNodeStats, gpuClassOf, type JobRecord, type NodeStats, type NodeStatsRecord, type RuntimeExpectation, runtimeExpectationKey } from '@gpux/core';
 import type { NodeAdvertisement } from '@gpux/protocol';
 import type { Kysely, Selectable } from 'kysely';
 import type { StoreContext } from './context.js';
-import { insertEvents } from './events.js';
 import type { Database, NodeStatsTable } from './schema.js';
-
-/** A running mean that turns into an exponential one after this many samples (recent runs count more). */
-const EXPECTATION_WINDOW = 50;
 
 function statsFromRow(r: Selectable<NodeStatsTable>): NodeStats {
   return {
@@ -25,12 +22,12 @@ function statsFromRow(r: Selectable<NodeStatsTable>): NodeStats {
   };
 }
 
-async function readStats(trx: Kysely<Database>, nodeId: string, now: number): Promise<NodeStats> {
+export async function readNodeStatsIn(trx: Kysely<Database>, nodeId: string, now: number): Promise<NodeStats> {
   const row = await trx.selectFrom('node_stats').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
   return row ? statsFromRow(row) : emptyNodeStats(now);
 }
 
-async function writeStats(trx: Kysely<Database>, nodeId: string, s: NodeStats, now: number): Promise<void> {
+export async function writeNodeStatsIn(trx: Kysely<Database>, nodeId: string, s: NodeStats, now: number): Promise<void> {
   const values = {
     successes: s.successes,
     failures: s.failures,
@@ -57,74 +54,55 @@ async function classOfAttempt(trx: Kysely<Database>, nodeId: string, gpuIndices:
   return gpu ? gpuClassOf(gpu).key : undefined;
 }
 
-/** actual / expected for this run (undefined until the shape has enough runs on the class), and learn from it. */
-async function runtimeRatio(trx: Kysely<Database>, ctx: StoreContext, job: JobRecord, nodeId: string, gpuIndices: readonly number[], durationMs: number, now: number) {
+/**
+ * The runtime expectation of `job`'s shape on the GPU class the attempt ran on (no row yet: no samples),
+ * or null when the class is unknown (the node or its GPU is gone).
+ */
+export async function readExpectationIn(trx: Kysely<Database>, job: JobRecord, nodeId: string, gpuIndices: readonly number[]): Promise<RuntimeExpectation | null> {
   const cls = await classOfAttempt(trx, nodeId, gpuIndices);
-  if (cls === undefined || durationMs <= 0) return undefined;
-  const key = `${runtimeShapeKey(job.spec)}@${cls}`;
+  if (cls === undefined) return null;
+  const key = runtimeExpectationKey(job.spec, cls);
   const row = await trx.selectFrom('runtime_expectations').selectAll().where('key', '=', key).executeTakeFirst();
-  const samples = row ? Number(row.samples) : 0;
-  const mean = row ? Number(row.mean_ms) : 0;
-  const ratio = samples >= ctx.policy.minExpectationSamples && mean > 0 ? durationMs / mean : undefined;
-  const next = { mean_ms: mean + (durationMs - mean) / Math.min(samples + 1, EXPECTATION_WINDOW), samples: samples + 1, updated_at: now };
+  return { key, samples: row ? Number(row.samples) : 0, meanMs: row ? Number(row.mean_ms) : 0 };
+}
+
+export async function writeExpectationIn(trx: Kysely<Database>, x: RuntimeExpectation, now: number): Promise<void> {
+  const next = { mean_ms: x.meanMs, samples: x.samples, updated_at: now };
   await trx
     .insertInto('runtime_expectations')
-    .values({ key, ...next })
+    .values({ key: x.key, ...next })
     .onConflict((oc) => oc.column('key').doUpdateSet(next))
     .execute();
-  return ratio;
 }
 
-export interface AttemptOutcomeInput {
-  nodeId: string;
-  job: JobRecord;
-  gpuIndices: readonly number[];
-  outcome: 'succeeded' | 'failed' | 'cancelled' | 'lost';
-  exitCode: number | null;
-  durationMs: number | null;
-  now: number;
-}
-
-/**
- * Record how an attempt ended on its node. The node ran the job to an end (succeeded, or the program's own
- * exit code): a success for the node; lost or failed with no exit code: an infrastructure failure; cancelled:
- * nothing. Auto-cordons an active node that crossed the failure threshold.
- */
-export async function recordAttemptOutcome(trx: Kysely<Database>, ctx: StoreContext, a: AttemptOutcomeInput): Promise<void> {
-  let outcome: NodeOutcome;
-  if (a.outcome === 'cancelled') return;
-  if (a.outcome === 'succeeded') {
-    const ratio = a.durationMs === null ? undefined : await runtimeRatio(trx, ctx, a.job, a.nodeId, a.gpuIndices, a.durationMs, a.now);
-    outcome = ratio === undefined ? { kind: 'success' } : { kind: 'success', runtimeRatio: ratio };
-  } else if (a.outcome === 'failed' && a.exitCode !== null) outcome = { kind: 'success' };
-  else outcome = { kind: 'failure' };
-  const { stats, cordonReason } = applyOutcome(await readStats(trx, a.nodeId, a.now), outcome, a.now, ctx.policy);
-  await writeStats(trx, a.nodeId, stats, a.now);
-  if (cordonReason === null) return;
+/** Cordon the node if it is still active. Returns whether it was. */
+export async function autoCordonIn(trx: Kysely<Database>, nodeId: string, reason: string): Promise<boolean> {
   const cordoned = await trx
     .updateTable('nodes')
-    .set({ admin_state: 'cordoned', admin_reason: cordonReason })
-    .where('id', '=', a.nodeId)
+    .set({ admin_state: 'cordoned', admin_reason: reason })
+    .where('id', '=', nodeId)
     .where('admin_state', '=', 'active')
     .returning('id')
     .execute();
-  if (cordoned.length === 0) return;
-  await insertEvents(trx, ctx, [
-    {
-      at: a.now,
-      subject: 'node',
-      subjectId: a.nodeId,
-      type: 'node.auto_cordoned',
-      data: { reason: cordonReason, failures: stats.recentFailures.length, windowMs: ctx.policy.cordonWindowMs },
-    },
-  ]);
+  return cordoned.length > 0;
+}
+
+/**
+ * Suspend the node (abandoned leases): cordoned with `reason`, whatever its admin state (an operator may
+ * uncordon it). Returns false when it was already suspended for that reason (no second event).
+ */
+export async function suspendNodeIn(trx: Kysely<Database>, nodeId: string, reason: string): Promise<boolean> {
+  const row = await trx.selectFrom('nodes').select(['admin_state', 'admin_reason']).where('id', '=', nodeId).executeTakeFirst();
+  if (!row || (row.admin_state === 'cordoned' && row.admin_reason === reason)) return false;
+  await trx.updateTable('nodes').set({ admin_state: 'cordoned', admin_reason: reason }).where('id', '=', nodeId).execute();
+  return true;
 }
 
 /** Nodes that just went offline: one outage each on their record. */
 export async function recordOutages(trx: Kysely<Database>, ctx: StoreContext, nodeIds: readonly string[], now: number): Promise<void> {
   for (const id of nodeIds) {
-    const { stats } = applyOutcome(await readStats(trx, id, now), { kind: 'outage' }, now, ctx.policy);
-    await writeStats(trx, id, stats, now);
+    const { stats } = applyOutcome(await readNodeStatsIn(trx, id, now), { kind: 'outage' }, now, ctx.policy);
+    await writeNodeStatsIn(trx, id, stats, now);
   }
 }
 

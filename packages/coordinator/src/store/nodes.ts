@@ -2,7 +2,7 @@
 import { GpuxError, type NodeRecord, type Page, type RegisterNodeInput } from '@gpux/core';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { NodeAdminState, NodeStatus } from '@gpux/protocol';
-import { inTx, type StoreContext } from './context.js';
+import { deadlinesOf, inTx, type StoreContext } from './context.js';
 import { afterId, pageById } from './cursor.js';
 import { insertEvents } from './events.js';
 import { recordOutages } from './node-stats.js';
@@ -180,11 +180,20 @@ export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseE
     if (node.status !== 'online') {
       await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);
     }
-    // An attempt whose job's cancel was requested is never leased past its stop_by (cancel + grace), so
-    // it ends then even if the node keeps heartbeating and never stops it.
+    // An attempt whose job's cancel was requested is never leased past its stop_by (cancel + grace), nor
+    // any attempt past its deadline (core attempt-end/deadline.ts; an assigned one's is pinned here, at
+    // creation + the start grace), so it ends then even if the node keeps heartbeating and never stops or
+    // finishes it. A lease already past the deadline (a restart's extension) is kept, never shortened.
+    const deadline = sql<number | null>`coalesce(deadline_at, case when started_at is null then created_at + ${deadlinesOf(ctx).startGraceMs} end)`;
     await trx
       .updateTable('attempts')
-      .set({ lease_expires_at: sql<number>`case when stop_by is not null and stop_by < ${leaseExpiresAt} then stop_by else ${leaseExpiresAt} end` })
+      .set({
+        deadline_at: deadline,
+        lease_expires_at: sql<number>`case
+          when stop_by is not null and stop_by < ${leaseExpiresAt} then stop_by
+          when ${deadline} < ${leaseExpiresAt} then (case when lease_expires_at > ${deadline} then lease_expires_at else ${deadline} end)
+          else ${leaseExpiresAt} end`,
+      })
       .where('node_id', '=', nodeId)
       .where('state', 'in', ['assigned', 'running'])
       .execute();

@@ -2,12 +2,15 @@
 import type { Store } from '@gpux/core';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { StorePolicies } from './context.js';
 import { createKyselyStore } from './kysely-store.js';
 import type { Database } from './schema.js';
 
 export interface PostgresStoreOptions {
   /** Pool size (default 10). */
   max?: number;
+  /** The coordinator's store policies (node stats); defaults for anything left out. */
+  policies?: StorePolicies;
 }
 
 const INT8_OID = 20;
@@ -23,7 +26,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   // An idle client losing its connection must not crash the process; the next query reports the failure.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const store = createKyselyStore(db, { dialect: 'postgres' });
+  const store = createKyselyStore(db, { dialect: 'postgres' }, opts.policies);
   try {
     await store.migrate();
   } catch (err) {

@@ -34,6 +34,13 @@ const CLAIM_COLUMNS = [
   'updated_at',
   'started_at',
   'finished_at',
+  // 0010: a check run's kind and the operators it avoids (the placement of audits and referees).
+  'kind',
+  'check_of',
+  'avoid_provider_ids',
+  'hold_pay',
+  'verify_window_ms',
+  'audit_floor_bps',
 ] as const;
 
 /**
@@ -196,6 +203,8 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
       const data: Record<string, unknown> = { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt };
       if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });
       events.push({ at: now, subject: 'job', subjectId: p.jobId, type: 'job.assigned', data });
+      // A check run's node was drawn at random among the eligible ones: the draw is on record (TRUST.md layer 5).
+      if (p.check) events.push({ at: now, subject: 'job', subjectId: p.jobId, type: `${p.check.kind}.placed`, data: { nodeId: p.nodeId, candidates: p.check.candidates, draw: p.check.draw } });
     }
     const written: AttemptRow[] = [];
     for (const batch of chunks(rows, 15, ctx.q)) written.push(...(await trx.insertInto('attempts').values(batch).returningAll().execute()));

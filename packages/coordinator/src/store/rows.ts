@@ -1,5 +1,5 @@
 /** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
-import type { AttemptPriceRecord, AttemptRecord, EventRecord, JobPaymentRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
+import type { AttemptPriceRecord, AttemptRecord, EventRecord, JobCheckFields, JobKind, JobPaymentRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
 import { type Asset, type AttemptState, JobSpec, type JobState, type NodeAdminState, type NodeStatus, type OutputFile } from '@gpux/protocol';
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
@@ -47,6 +47,34 @@ function jobRecordOf(r: JobRow, spec: JobRecord['spec']): JobRecord {
       r.pay_asset === null
         ? null
         : { asset: r.pay_asset as Asset, capPerUnitHour: Number(r.pay_cap), units: Number(r.pay_units), held: Number(r.pay_held) },
+    ...checkFieldsOf(r),
+  };
+}
+
+/** 0010: the check-run fields, present only when set (a buyer's job without held pay reads as before). */
+function checkFieldsOf(r: JobRow): JobCheckFields {
+  const out: JobCheckFields = {};
+  if (r.kind && r.kind !== 'buyer') out.kind = r.kind as JobKind;
+  if (r.check_of) out.checkOf = r.check_of;
+  if (r.avoid_provider_ids && r.avoid_provider_ids !== '[]') out.avoidProviderIds = JSON.parse(r.avoid_provider_ids);
+  if (Number(r.hold_pay ?? 0) === 1) out.holdPay = true;
+  if (r.verify_window_ms !== null && r.verify_window_ms !== undefined && r.audit_floor_bps !== null && r.audit_floor_bps !== undefined) {
+    out.verifyTerms = { disputeWindowMs: Number(r.verify_window_ms), auditFloorBps: Number(r.audit_floor_bps) };
+  }
+  return out;
+}
+
+/** 0010: a new job's check-run columns (a buyer's job: kind 'buyer', nothing avoided, pay not held). */
+export function checkColumns(
+  j: JobCheckFields,
+): Pick<JobRow, 'kind' | 'check_of' | 'avoid_provider_ids' | 'hold_pay' | 'verify_window_ms' | 'audit_floor_bps'> {
+  return {
+    kind: j.kind ?? 'buyer',
+    check_of: j.checkOf ?? null,
+    avoid_provider_ids: JSON.stringify(j.avoidProviderIds ?? []),
+    hold_pay: j.holdPay ? 1 : 0,
+    verify_window_ms: j.verifyTerms?.disputeWindowMs ?? null,
+    audit_floor_bps: j.verifyTerms?.auditFloorBps ?? null,
   };
 }
 

@@ -54,6 +54,13 @@ export interface JobsTable {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** 0010: who the job is for ('buyer', or a check run: 'audit' | 'referee' | 'canary'); optional so inserts may omit it. */
+  kind?: string;
+  check_of?: string | null; // 0010: the job a check run checks
+  avoid_provider_ids?: string; // 0010: JSON array of provider ids the job may not be placed with
+  hold_pay?: number; // 0010: 0/1, the provider's share accrues to pending:<attempt> until verification
+  verify_window_ms?: number | null; // 0010: the dispute window fixed at submission (null: the default)
+  audit_floor_bps?: number | null; // 0010: the audit floor fixed at submission (null: the default)
   // 0004: queue_deadline, queue_deadline_attempts (store/queue-timeout.ts declares them; job inserts leave them NULL)
 }
 
@@ -95,6 +102,8 @@ export interface AttemptsTable {
   /** 0009: the node's signed result commitment (canonical JSON) and its signature (base64); null until it ends with a report. */
   commitment?: string | null;
   commitment_signature?: string | null;
+  /** 0013: the coordinator's deadline (core attempt-end/deadline.ts): no heartbeat leases the attempt past it; null: none yet. */
+  deadline_at?: number | null;
 }
 
 export interface NodesTable {
@@ -254,6 +263,113 @@ export interface EquivocationsTable {
   at: number;
 }
 
+/** A node's decayed reputation sums (core trust/reputation.ts). 0011. */
+export interface NodeReputationTable {
+  node_id: string;
+  good: number;
+  bad: number;
+  as_of: number;
+  updated_at: number;
+}
+
+/** 0010: a job's verification step (store/verification.ts). */
+export interface VerificationsTable {
+  job_id: string;
+  attempt_id: string;
+  node_id: string;
+  provider_id: string | null;
+  buyer_id: string;
+  asset: string | null;
+  state: string;
+  label: string;
+  p: number;
+  draw: number | null;
+  reason: string;
+  output_digest: string;
+  exit_code: number | null;
+  window_closes_at: number;
+  dispute_buyer_id: string | null;
+  dispute_reason: string | null;
+  dispute_bond: number | null;
+  dispute_asset: string | null;
+  dispute_at: number | null;
+  dispute_referee_id: string | null;
+  verdict: string | null;
+  created_at: number;
+  resolved_at: number | null;
+}
+
+/** 0010: penalties with their evidence (JSON) and ledger transfer. */
+export interface PenaltiesTable {
+  id: string;
+  node_id: string;
+  kind: string;
+  job_id: string | null;
+  attempt_id: string | null;
+  evidence: string;
+  transfer_id: string | null;
+  slashed: number;
+  fee: number;
+  banned: number;
+  suspended: number;
+  reason: string;
+  at: number;
+}
+
+/** 0010: audits passed in a row per node (core trust/audit-rate.ts). */
+export interface NodeAuditsTable {
+  node_id: string;
+  consecutive_passes: number;
+  updated_at: number;
+}
+
+/** 0012: the canary catalog of known answers (store/canary-catalog.ts). spec and payment are JSON. */
+export interface CanarySpecsTable {
+  id: string;
+  spec_digest: string;
+  source_job_id: string;
+  spec: string;
+  payment: string;
+  output_digest: string;
+  exit_code: number | null;
+  /** JSON: the operators (provider accounts) that produced the known answer. */
+  operators: string;
+  uses: number;
+  created_at: number;
+}
+
+/** 0012: one row per canary job (store/canaries.ts). */
+export interface CanaryRunsTable {
+  job_id: string;
+  spec_id: string;
+  source_job_id: string;
+  /** The buyer-looking account the canary job was submitted under. */
+  buyer_id: string;
+  /** The buyer's job whose draw issued it. */
+  drawn_for: string;
+  draw: number;
+  known_digest: string;
+  known_exit_code: number | null;
+  known_operators: string;
+  state: string;
+  attempt_id: string | null;
+  node_id: string | null;
+  provider_id: string | null;
+  output_digest: string | null;
+  exit_code: number | null;
+  referees: number;
+  verdict: string | null;
+  created_at: number;
+  resolved_at: number | null;
+}
+
+/** 0012: up to which verification (created_at, job_id) the canary pass drew. One row, id 1. */
+export interface CanaryCursorTable {
+  id: number;
+  after_at: number;
+  after_job_id: string;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -280,5 +396,12 @@ export interface Database {
   market_prices: MarketPricesTable;
   fee_carry: FeeCarryTable;
   equivocations: EquivocationsTable;
+  node_reputation: NodeReputationTable;
+  verifications: VerificationsTable;
+  penalties: PenaltiesTable;
+  node_audits: NodeAuditsTable;
+  canary_specs: CanarySpecsTable;
+  canary_runs: CanaryRunsTable;
+  canary_cursor: CanaryCursorTable;
   gpux_migrations: MigrationsTable;
 }

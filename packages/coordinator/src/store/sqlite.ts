@@ -2,6 +2,7 @@
 import type { Store } from '@gpux/core';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import type { StorePolicies } from './context.js';
 import { createKyselyStore } from './kysely-store.js';
 import type { Database } from './schema.js';
 import { type ModeNotice, secureDatabaseFiles, secureDatabaseLocation } from './sqlite-file-modes.js';
@@ -11,6 +12,8 @@ export interface SqliteStoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** Told when an existing database file or data dir was open to other users and is now 0600/0700. Default: a warning on stderr. */
   onModeFixed?: ModeNotice;
+  /** The coordinator's store policies (node stats); defaults for anything left out. */
+  policies?: StorePolicies;
 }
 
 const warnOnStderr: ModeNotice = (message) => process.emitWarning(message, { code: 'GPUX_FILE_MODE' });
@@ -52,7 +55,7 @@ export async function openSqliteStore(path: string, opts: SqliteStoreOptions = {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   // With synchronous=NORMAL as the base there is nothing to relax (and nothing to restore).
   const relaxedCommit = opts.synchronous === 'NORMAL' ? { before: null, inside: null, after: null } : undefined;
-  const store = createKyselyStore(db, { dialect: 'sqlite', ...(relaxedCommit && { relaxedCommit }) });
+  const store = createKyselyStore(db, { dialect: 'sqlite', ...(relaxedCommit && { relaxedCommit }) }, opts.policies);
   try {
     await store.migrate();
   } catch (err) {

@@ -147,6 +147,8 @@ export async function ledgerTotals(ctx: StoreContext): Promise<LedgerTotals[]> {
       when(prefixed(ACCOUNTS.escrow(''))).as('escrow'),
       when(prefixed(ACCOUNTS.stake(''), ACCOUNTS.unbonding(''))).as('stake'),
       when(prefixed(ACCOUNTS.payout(''))).as('payouts'),
+      when(prefixed(ACCOUNTS.pending(''))).as('pending_pay'),
+      when(prefixed(ACCOUNTS.bond(''))).as('bonds'),
       sql<number | string>`sum(case when account <> ${world} and balance < 0 then 1 else 0 end)`.as('negative'),
     ])
     .groupBy('asset')
@@ -166,6 +168,8 @@ export async function ledgerTotals(ctx: StoreContext): Promise<LedgerTotals[]> {
       escrow: n(r.escrow, 'escrow'),
       stake: n(r.stake, 'stake'),
       pendingPayouts: n(r.payouts, 'payouts'),
+      pendingPay: n(r.pending_pay, 'pending pay'),
+      bonds: n(r.bonds, 'bonds'),
       negativeAccounts: n(r.negative, 'negative accounts'),
     };
   });

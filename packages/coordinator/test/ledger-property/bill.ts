@@ -3,7 +3,7 @@
  * against its payment and its attempts' prices, run times and settlement totals.
  */
 import assert from 'node:assert/strict';
-import { ACCOUNTS, chargeFor, type JobRecord, type Store } from '@gpux/core';
+import { ACCOUNTS, chargeFor, type JobRecord, lostJobPrice, type Store } from '@gpux/core';
 import type { Run } from './model.js';
 import { isTerminal } from './world.js';
 
@@ -18,6 +18,8 @@ export interface Bill {
   feeBasis: Map<string, bigint>;
   /** The escrow left. */
   balance: number;
+  /** Abandoned-lease fees (penalty.fee): provider → what its wallet paid the job's buyer. */
+  leaseFees: Map<string, number>;
 }
 
 /** Checks of one job's bill (its transfers, oldest first) against its attempts. Returns its money flows. */
@@ -38,6 +40,7 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
   const feesBy = new Map<string, number>();
   const feeBasis = new Map<string, bigint>();
   const perAttempt = new Map<string, { charged: number; fee: number }>();
+  const leaseFees = new Map<string, number>();
   for (const [i, t] of transfers.entries()) {
     const legs = new Map(t.postings.map((p) => [p.account, p.amount]));
     assert.equal(legs.size, t.postings.length, `${what}: one posting per account in ${t.kind}`);
@@ -82,6 +85,24 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
         feeBasis.set(a.price.providerId, (feeBasis.get(a.price.providerId) ?? 0n) + BigInt(out) * BigInt(a.price.feeBps));
         break;
       }
+      case 'penalty.fee': {
+        // An abandoned lease: at most one hour of the lost attempt's price, its provider's wallet → the buyer.
+        const a = attempts.find((x) => x.id === t.attemptId);
+        assert.ok(a?.price && a.state === 'lost', `${what}: lease fee ${t.id} names a lost priced attempt of the job`);
+        const fee = legs.get(wallet) ?? 0;
+        assert.ok(fee > 0 && fee <= lostJobPrice(a.price), `${what}: lease fee ${fee} is at most one hour of ${a.id}'s price`);
+        assert.deepEqual(
+          legs,
+          new Map([
+            [wallet, fee],
+            [ACCOUNTS.wallet(a.price.providerId), -fee],
+          ]),
+          `${what}: lease fee ${t.id} moves money from the provider to the buyer only`,
+        );
+        run.add(leaseFees, a.price.providerId, fee);
+        run.count('lease fee');
+        break;
+      }
       default:
         assert.fail(`${what}: unexpected ${t.kind} transfer in a job's bill`);
     }
@@ -109,5 +130,5 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
     assert.ok(s.charged <= most, `${what}: attempt ${a.id} charged ${s.charged}, at most ${most} for ${billable} ms (ran ${ran}, cancel stop ${stop})`);
     if (stop !== undefined && a.startedAt < stop && ran > stop - a.startedAt) run.count('attempt billed only to its cancel stop');
   }
-  return { charged, fees, income, feesBy, feeBasis, balance };
+  return { charged, fees, income, feesBy, feeBasis, balance, leaseFees };
 }

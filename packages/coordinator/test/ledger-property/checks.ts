@@ -40,8 +40,13 @@ export async function checkStep(run: Run, store: Store): Promise<void> {
     for (const asset of ASSETS) {
       const k = key(p, asset);
       const balance = await store.getBalance(ACCOUNTS.wallet(p), asset);
-      const floor = (run.providerSeen.get(k) ?? 0) - (run.allowance.get(k) ?? 0);
-      assert.ok(balance >= floor, `${p} ${asset}: the wallet went from ${run.providerSeen.get(k)} to ${balance}, more than its own deposits and payouts took`);
+      // Abandoned-lease fees the step took (each is checked against its lost attempt in the job's bill).
+      const history = (await store.walletHistory(p, { asset, limit: 10_000 })).items;
+      const fees = sum(history.filter((e) => e.kind === 'penalty.fee' && e.amount < 0).map((e) => -e.amount));
+      const newFees = fees - (run.leaseFeesPaid.get(k) ?? 0);
+      run.leaseFeesPaid.set(k, fees);
+      const floor = (run.providerSeen.get(k) ?? 0) - (run.allowance.get(k) ?? 0) - newFees;
+      assert.ok(balance >= floor, `${p} ${asset}: the wallet went from ${run.providerSeen.get(k)} to ${balance}, more than its own deposits, payouts and lease fees took`);
       run.providerSeen.set(k, balance);
     }
   }
@@ -71,6 +76,8 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
   const fees = new Map<string, number>(); // asset
   const feesBy = new Map<string, number>(); // key(provider, asset)
   const feeBasis = new Map<string, bigint>(); // key(provider, asset): Σ charge × feeBps
+  const leaseFeesIn = new Map<string, number>(); // key(buyer, asset)
+  const leaseFeesOut = new Map<string, number>(); // key(provider, asset)
   for (const job of jobs) {
     const bill = await checkBill(run, store, job);
     const m = run.jobs.get(job.id) as JobModel;
@@ -80,6 +87,10 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
     for (const [p, amount] of bill.income) run.add(income, key(p, m.payment.asset), amount);
     for (const [p, amount] of bill.feesBy) run.add(feesBy, key(p, m.payment.asset), amount);
     for (const [p, b] of bill.feeBasis) feeBasis.set(key(p, m.payment.asset), (feeBasis.get(key(p, m.payment.asset)) ?? 0n) + b);
+    for (const [p, amount] of bill.leaseFees) {
+      run.add(leaseFeesOut, key(p, m.payment.asset), amount);
+      run.add(leaseFeesIn, key(m.buyerId, m.payment.asset), amount);
+    }
     run.count(`job ${job.state}`);
   }
   const pending = new Map<string, number>();
@@ -104,8 +115,8 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
       const k = key(b, asset);
       const has = (await store.getBalance(ACCOUNTS.wallet(b), asset)) + g(escrowed, k) + g(pending, k);
       const slashed = asset === 'usdc' ? g(run.slashIn, ACCOUNTS.wallet(b)) : 0;
-      const expected = g(run.mintedTo, k) - g(run.completedBy, k) + slashed - g(charged, k);
-      assert.equal(has, expected, `${b} ${asset}: wallet + escrow + pending payouts = minted − paid out + slashes received − charged`);
+      const expected = g(run.mintedTo, k) - g(run.completedBy, k) + slashed - g(charged, k) + g(leaseFeesIn, k);
+      assert.equal(has, expected, `${b} ${asset}: wallet + escrow + pending payouts = minted − paid out + slashes and lease fees received − charged`);
       const held = await store.escrowOfBuyer(b);
       assert.equal(held[asset] ?? 0, g(escrowed, k), `${b} ${asset}: escrowOfBuyer sums its unfinished jobs' escrow`);
     }
@@ -114,10 +125,11 @@ export async function checkEnd(run: Run, store: Store): Promise<void> {
       const staked = asset === 'usdc' ? g(nodeMoney, p) : 0;
       const slashedOut = asset === 'usdc' ? sum(NODES.filter((n) => n.providerId === p).map((n) => g(run.slashOut, n.id))) : 0;
       const has = (await store.getBalance(ACCOUNTS.wallet(p), asset)) + staked + g(pending, k);
-      const expected = g(run.mintedTo, k) - g(run.completedBy, k) + g(income, k) - slashedOut;
-      assert.equal(has, expected, `${p} ${asset}: wallet + stake + unbonding + pending payouts = minted − paid out + earned − slashed`);
+      const expected = g(run.mintedTo, k) - g(run.completedBy, k) + g(income, k) - slashedOut - g(leaseFeesOut, k);
+      assert.equal(has, expected, `${p} ${asset}: wallet + stake + unbonding + pending payouts = minted − paid out + earned − slashed − lease fees`);
       const debits = (await store.walletHistory(p, { asset, limit: 10_000 })).items.filter((e) => e.amount < 0);
-      for (const e of debits) assert.ok(e.kind === 'stake.deposit' || e.kind === 'payout.request', `${p}: its wallet was debited by ${e.kind}`);
+      for (const e of debits) assert.ok(['stake.deposit', 'payout.request', 'penalty.fee'].includes(e.kind), `${p}: its wallet was debited by ${e.kind}`);
+      assert.equal(g(leaseFeesOut, k), run.leaseFeesPaid.get(k) ?? 0, `${p} ${asset}: the lease fees its wallet paid are the fees in the jobs' bills`);
     }
     for (const p of PROVIDERS) {
       // Fees never round away (issue 10 item 15): over every charge of the run, a provider's fees are

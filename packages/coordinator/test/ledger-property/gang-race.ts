@@ -22,6 +22,7 @@ export async function checkGangMembersEndingAtOnce(open: OpenRun): Promise<void>
   await fund(a, 'b', 2 * rounds * payment.held);
   const errors: string[] = [];
   let charged = 0;
+  let feesIn = 0;
   for (let i = 0; i < 2 * rounds; i++) {
     const job = `job-${String(i).padStart(2, '0')}`;
     const start = T0 + i * 1_000_000;
@@ -49,7 +50,15 @@ export async function checkGangMembersEndingAtOnce(open: OpenRun): Promise<void>
     const j = await a.getJob(job);
     assert.equal(j?.state, 'failed', job);
     assert.equal(await a.getBalance(ACCOUNTS.escrow(job), 'usdc'), 0, `${job}: a finished job's escrow is empty`);
-    for (const att of await a.listAttempts(job)) {
+    // An abandoned lease past a node's first in 7 days costs its provider up to an hour of the price, to the buyer.
+    const attempts = await a.listAttempts(job);
+    for (const t of (await a.jobTransfers(job)).filter((x) => x.kind === 'penalty.fee')) {
+      const fee = t.postings.find((p) => p.account === ACCOUNTS.wallet('b'))?.amount ?? 0;
+      assert.ok(fee > 0 && fee <= price, `${job}: a lease fee of ${fee}, at most one hour of the price`);
+      assert.equal(attempts.find((x) => x.id === t.attemptId)?.state, 'lost', `${job}: the fee is for a lost attempt`);
+      feesIn += fee;
+    }
+    for (const att of attempts) {
       assert.ok(!['assigned', 'running'].includes(att.state), `${job}: ${att.id} ended (${att.state})`);
       // A lost attempt is not settled further; an attempt that ended by its report or the gang stop is paid for its 60 s.
       if (att.state !== 'lost') assert.equal(att.settlement.charged, chargeFor(price, 1, 60_000, 600), `${job}: ${att.id} (${att.state}) charged`);
@@ -57,7 +66,7 @@ export async function checkGangMembersEndingAtOnce(open: OpenRun): Promise<void>
     }
   }
   assert.deepEqual(errors, [], 'every verb answered or refused; none failed');
-  assert.equal(await a.getBalance(ACCOUNTS.wallet('b'), 'usdc'), 2 * rounds * payment.held - charged, 'the buyer paid exactly what the attempts charged');
+  assert.equal(await a.getBalance(ACCOUNTS.wallet('b'), 'usdc'), 2 * rounds * payment.held - charged + feesIn, 'the buyer paid exactly what the attempts charged, less the lease fees it received');
   assertBalanced(await a.ledgerTotals());
   assert.deepEqual(await a.listStakes(), members.map((n) => ({ nodeId: n.id, staked: lock, locked: 0 })), 'no lock outlives its attempt');
 }

@@ -1,12 +1,13 @@
 /**
  * The job commands against a Store: submit (with its hold), cancel, priced assignment (taking stake),
- * start, finish, heartbeat, chunk settlement and lease expiry. Sequential runs also check each verb's
+ * start, finish, heartbeat, chunk settlement and lease expiry (with its abandoned-lease fees). Sequential runs also check each verb's
  * exact answer against the model; concurrent batches accept any expected refusal.
  */
 import assert from 'node:assert/strict';
 import { ACCOUNTS, type AttemptRecord, mulDiv, type Placement, stakeToLock } from '@gpux/core';
 import { sampleJobSpec } from '@gpux/testing';
 import type { Verbs } from './commands.js';
+import { checkLeasePenalty } from './lease-fees.js';
 import { finishReport, paymentFor, refusable } from './store-helpers.js';
 import { at, BUYERS, byId, DIGEST, decide, node } from './world.js';
 
@@ -155,7 +156,10 @@ export const jobVerbs: Verbs<JobVerb> = {
 
   async expire(run, store, cmd) {
     const lost = await store.expireLeases(run.now, decide, cmd.limit);
-    for (const l of lost) run.count(`expired as ${l.outcome ?? 'lost'}`);
+    for (const l of lost) {
+      run.count(`expired as ${l.outcome ?? 'lost'}`);
+      if ((l.outcome ?? 'lost') === 'lost') await checkLeasePenalty(run, store, l);
+    }
     return lost.map((l) => `${l.attemptId} ${l.outcome ?? 'lost'} → ${l.jobState}`).join(', ') || 'none';
   },
 };

@@ -47,6 +47,10 @@ export class Run {
   /** key(provider, asset) → balance after the last step, and what the step may take out of it. */
   readonly providerSeen = new Map<string, number>();
   readonly allowance = new Map<string, number>();
+  /** key(provider, asset) → abandoned-lease fees its wallet paid so far (penalty.fee). */
+  readonly leaseFeesPaid = new Map<string, number>();
+  /** node id → when it lost leases (sequential runs: the model's count of abandoned leases). */
+  readonly leaseLosses = new Map<string, number[]>();
   readonly log: string[] = [];
 
   constructor(

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Store } from '@gpux/core';
 import fc from 'fast-check';
 import { batchArb } from './batches.js';
+import { LEASE_LOSS_FUNDING, LEASE_LOSS_RUN } from './lease-fees.js';
 import { cmdArb, fundingArb } from './commands.js';
 import { runBatches, runSequence } from './runner.js';
 import type { OpenRun } from './stores.js';
@@ -26,9 +27,15 @@ function reportCoverage(t: TestContext, stats: Map<string, number>, what: readon
   }
 }
 
-/** Random sequences of commands, one at a time, checked after every step. */
+/** Random sequences of commands, one at a time, checked after every step (first a fixed run of lost leases). */
 export async function checkRandomSequences(t: TestContext, open: OpenRun, numRuns: number): Promise<void> {
   const stats = new Map<string, number>();
+  const fixed = await open();
+  try {
+    await runSequence(fixed.stores[0] as Store, LEASE_LOSS_FUNDING, LEASE_LOSS_RUN, stats);
+  } finally {
+    await fixed.done();
+  }
   await fc.assert(
     fc.asyncProperty(fundingArb, fc.array(cmdArb, { minLength: 1, maxLength: 40, size: 'max' }), async (funding, cmds) => {
       const h = await open();
@@ -40,7 +47,7 @@ export async function checkRandomSequences(t: TestContext, open: OpenRun, numRun
     }),
     { numRuns: runs(numRuns), includeErrorInReport: true },
   );
-  reportCoverage(t, stats, PIPELINE);
+  reportCoverage(t, stats, [...PIPELINE, 'lease fee paid in full', 'lease fee capped at the wallet', 'node suspended for lost leases']);
 }
 
 /** A random sequential prefix, then random batches of concurrent commands through the stores' pools. */

@@ -133,6 +133,10 @@ export interface LedgerTotals {
   escrow: number;
   stake: number;
   pendingPayouts: number;
+  /** Provider pay held until verification (pending:<attempt>, issue 11); counted in `inside`. */
+  pendingPay?: number;
+  /** Buyers' dispute bonds (bond:<job>); counted in `inside`. */
+  bonds?: number;
   /** Accounts other than the world below zero (must be 0). */
   negativeAccounts: number;
 }

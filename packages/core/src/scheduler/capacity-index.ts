@@ -16,6 +16,7 @@ import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/pro
 import { CPU_CLASS, marketClassOf } from '../market/classes.js';
 import type { ClassQuote } from '../market/clearing.js';
 import type { NodeRecord } from '../records.js';
+import { emptyReputation, type ReputationState } from '../trust/reputation.js';
 import { type GpuClassInfo, classRejection, gpuClassOf } from './gpu-class.js';
 import { emptyNodeStats, type NodeStats } from './node-stats.js';
 import { QuoteBook } from './quotes.js';
@@ -81,13 +82,15 @@ export interface NodeCapacity {
   stake: number;
   stakeLocked: number;
   stats: NodeStats;
+  /** Decayed good and bad outcomes (trust/reputation.ts): the reliability score. Empty (neutral) for a new node. */
+  reputation: ReputationState;
   /** Smoothed heartbeat round trip reported by the agent. */
   rttMs: number | undefined;
   activeAttempts: number;
   slots: PoolSlot[];
   cpuBucket: number;
   cpuPos: number;
-  /** Scores that change only with stats, recomputed at most once per SCORE_CACHE_MS. */
+  /** Scores that change only with stats and reputation, recomputed at most once per SCORE_CACHE_MS. */
   cache: { at: number; reliability: number; performance: number };
 }
 
@@ -121,7 +124,7 @@ export class CapacityIndex {
   /** Index price and floor per market class (core market/clearing.ts); nodes point at their class's quote. */
   readonly quotes = new QuoteBook();
 
-  /** Add or refresh a node from its record; keeps reservations already held on it, and its stats. */
+  /** Add or refresh a node from its record; keeps reservations already held on it, its stats and reputation. */
   upsertNode(node: NodeRecord, stats?: NodeStats): NodeCapacity {
     const ad = node.advertisement;
     const old = this.nodes.get(node.id);
@@ -155,6 +158,7 @@ export class CapacityIndex {
       stake: old?.stake ?? 0,
       stakeLocked: 0,
       stats: stats ?? old?.stats ?? emptyNodeStats(node.registeredAt),
+      reputation: old?.reputation ?? emptyReputation(node.registeredAt),
       rttMs: old?.rttMs,
       activeAttempts: 0,
       slots: [],
@@ -225,6 +229,14 @@ export class CapacityIndex {
     const n = this.nodes.get(nodeId);
     if (!n) return;
     n.stats = stats;
+    n.cache.at = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The node's reputation as the store last wrote it (the scheduling pass reads changes, like stats). */
+  setReputation(nodeId: string, reputation: ReputationState): void {
+    const n = this.nodes.get(nodeId);
+    if (!n) return;
+    n.reputation = reputation;
     n.cache.at = Number.NEGATIVE_INFINITY;
   }
 

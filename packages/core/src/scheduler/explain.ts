@@ -97,6 +97,9 @@ function noteGpus(req: JobRequirements, n: NodeCapacity, t: Tally, why: FilterNa
   }
 }
 
+/** What the scores (scores.ts) rank fitting nodes by, named for buyers: reliability is the node's reputation. */
+const RANKED_BY = 'reputation (audits and canaries passed or failed, completed jobs, lost leases) and uptime, price, speed, latency and packing';
+
 const order = (f: FilterName) => FILTER_ORDER.indexOf(f);
 const label = (c: { vendor: string; model: string; vramGb: number }) => `${c.vendor} ${c.model} ${c.vramGb} GB`;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -130,6 +133,8 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
         : `ask above the job's cap of ${req.maxPrice} per ${req.gpuCount > 0 ? 'GPU-hour' : 'job-hour'}`;
     case 'stake':
       return `no provider, or free stake below what the job locks there (20× its longest charge at that node's price; at most ${req.stakeNeeded})`;
+    case 'operator':
+      return 'run by an operator whose work this check run verifies (audits and referees go to another operator)';
     case 'failedBefore':
       return 'this job already failed there (used only when no other node fits)';
     case 'busy':
@@ -195,7 +200,8 @@ export function explainJob(job: JobRecord, index: CapacityIndex, now: number, qu
   if (!pending) summary = `the job is ${job.state}; only queued jobs wait for placement`;
   else if (job.cancelRequested) summary = 'the job has a cancel request; it will not be placed';
   else if (job.runAfter !== null && job.runAfter > now) summary = `waiting out a retry backoff until ${new Date(job.runAfter).toISOString()}; then it is placed like any queued job`;
-  else if (p.nodesFitting >= n) summary = `${plural(p.nodesFitting, 'node')} can run it now; it should be placed within the next scheduling pass${queue ? ` (${queue.ahead} jobs ahead)` : ''}`;
+  else if (p.nodesFitting >= n)
+    summary = `${plural(p.nodesFitting, 'node')} can run it now; it should be placed within the next scheduling pass${queue ? ` (${queue.ahead} jobs ahead)` : ''}, on the best of them by ${RANKED_BY}`;
   else if (p.nodesFitting + p.nodesBusy + (p.filters.find((f) => f.name === 'failedBefore')?.rejected ?? 0) >= n)
     summary = `every node that can run it is busy; it waits for capacity${queue ? ` behind ${queue.ahead} jobs` : ''}`;
   else summary = 'no node can run this job as specified; see suggestions';

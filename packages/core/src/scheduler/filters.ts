@@ -22,6 +22,7 @@ export type FilterName =
   | 'memory'
   | 'price'
   | 'stake'
+  | 'operator'
   | 'failedBefore'
   | 'busy';
 
@@ -39,6 +40,7 @@ export const FILTER_ORDER: readonly FilterName[] = [
   'memory',
   'price',
   'stake',
+  'operator',
   'failedBefore',
   'busy',
 ];
@@ -133,8 +135,14 @@ export function fitsFound(req: JobRequirements, node: NodeCapacity): boolean {
     (req.labels.length === 0 || labelsMatch(req, node)) &&
     (req.minTrust === 0 || trustOk(req, node)) &&
     priceOk(req, node) &&
-    stakeOk(req, node)
+    stakeOk(req, node) &&
+    operatorOk(req, node)
   );
+}
+
+/** A check run is never placed with an operator whose work it checks (a node without a provider is its own operator). */
+export function operatorOk(req: JobRequirements, node: NodeCapacity): boolean {
+  return req.avoidProviders.size === 0 || !req.avoidProviders.has(node.providerId ?? node.nodeId);
 }
 
 /** The free GPUs a job would take on this node: k of one accepted class, lowest indices first. */
@@ -175,6 +183,7 @@ export function rejectNode(req: JobRequirements, node: NodeCapacity): FilterName
   if (node.memoryMb < req.memoryMb) return 'memory';
   if (!priceOk(req, node)) return 'price';
   if (!stakeOk(req, node)) return 'stake';
+  if (!operatorOk(req, node)) return 'operator';
   if (req.avoid.has(node.nodeId)) return 'failedBefore';
   if (slots && !bestSlot(req, slots)) return 'busy';
   if (node.freeCpu < req.cpu - 1e-9 || node.freeMemoryMb < req.memoryMb) return 'busy';

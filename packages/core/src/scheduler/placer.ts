@@ -85,6 +85,7 @@ export class PlacementEngine implements Scheduler {
   placeJob(job: JobRecord, index: CapacityIndex, ctx: PlacementContext, stats?: PassStats): Placement[] {
     const req = requirementsOf(job);
     const n = req.nodes;
+    if (req.check && n === 1) return this.placeCheck(job, req, index, ctx, stats);
     const want = n === 1 ? this.sampleSize : Math.max(this.sampleSize, 4 * n);
     const res = searchCandidates(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: n > 1 });
     if (stats) stats.visits += res.visits;
@@ -112,6 +113,26 @@ export class PlacementEngine implements Scheduler {
     if (picked.length < count) return [];
     const out: Placement[] = [];
     for (const c of picked) out.push(...this.commit(job, req, [c], index, ctx, false));
+    return out;
+  }
+
+  /**
+   * A check run (audit, referee) of one node: a node drawn uniformly among the eligible ones found (TRUST.md:
+   * "chosen after the commitment with randomness the node cannot predict"), not the best-scored, so an
+   * operator cannot make its own nodes the likely auditors by pricing or packing. The draw and the number of
+   * candidates ride on the placement for the record. Nodes the job failed on are used only when no other fits.
+   */
+  private placeCheck(job: JobRecord, req: JobRequirements, index: CapacityIndex, ctx: PlacementContext, stats?: PassStats): Placement[] {
+    const random = ctx.random ?? this.random;
+    const res = searchCandidates(req, index, random, { want: CHECK_CANDIDATES, maxVisits: Math.max(this.maxVisits, 4 * CHECK_CANDIDATES), distinct: true });
+    if (stats) stats.visits += res.visits;
+    const fresh = res.candidates.filter((c) => !c.avoided);
+    const pool = fresh.length > 0 ? fresh : res.candidates;
+    if (pool.length === 0) return [];
+    const draw = random ? random.next() : 0;
+    const chosen = pool[Math.min(pool.length - 1, Math.floor(draw * pool.length))] as Candidate;
+    const out = this.commit(job, req, [chosen], index, ctx, false);
+    for (const p of out) p.check = { kind: req.check as 'audit' | 'referee', candidates: pool.length, draw };
     return out;
   }
 
@@ -167,6 +188,9 @@ export class PlacementEngine implements Scheduler {
     return out;
   }
 }
+
+/** Eligible nodes a check run's draw is taken among, at most (the search stays bounded on any fleet). */
+const CHECK_CANDIDATES = 256;
 
 /** Not avoided beats avoided; then the higher score. */
 function better(a: Candidate, b: Candidate): boolean {

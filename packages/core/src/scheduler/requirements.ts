@@ -38,6 +38,10 @@ export interface JobRequirements {
   units: number;
   timeoutSeconds: number;
   avoid: ReadonlySet<string>;
+  /** Operators (provider accounts) the job may not be placed with: an audit or referee avoids those it checks. Hard filter. */
+  avoidProviders: ReadonlySet<string>;
+  /** A check run (audit, referee): placed on a uniformly drawn eligible node, not the best-scored one. */
+  check: 'audit' | 'referee' | null;
   /** Gang size (members on distinct nodes); 1 for ordinary jobs. */
   nodes: number;
   priority: PriorityClass;
@@ -63,7 +67,9 @@ export function jobNodes(spec: JobSpec): number {
 
 const cache = new WeakMap<object, JobRequirements>();
 
-export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & { payment?: JobRecord['payment'] }): JobRequirements {
+export function requirementsOf(
+  job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & { payment?: JobRecord['payment']; kind?: JobRecord['kind']; avoidProviderIds?: JobRecord['avoidProviderIds'] },
+): JobRequirements {
   const hit = cache.get(job);
   if (hit) return hit;
   const s = job.spec;
@@ -88,12 +94,14 @@ export function requirementsOf(job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & {
     units: job.payment?.units ?? unitsOf(s),
     timeoutSeconds: s.timeoutSeconds,
     avoid: new Set(job.avoidNodeIds),
+    avoidProviders: new Set(job.avoidProviderIds ?? []),
+    check: job.kind === 'audit' || job.kind === 'referee' ? job.kind : null,
     nodes: jobNodes(s),
     priority: jobPriority(s),
     gpuShape,
     shape: '',
   };
-  r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.stakeNeeded, r.nodes]);
+  r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.stakeNeeded, r.nodes, [...r.avoidProviders].sort(), r.check]);
   cache.set(job, r);
   return r;
 }

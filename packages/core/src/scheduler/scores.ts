@@ -5,7 +5,10 @@
  *
  * - price: 1 - ask / maxPrice when both exist; 1 / (1 + ask / 100) with no cap. Inert (0.5) until nodes
  *   have asks, which the market issue adds.
- * - reliability: decayed success rate and uptime (node-stats.ts).
+ * - reliability: the node's reputation (trust/reputation.ts: audits and canaries passed or failed, completions,
+ *   lost leases, decayed; 0.5 for a new node) times its uptime (decayed outages, node-stats.ts). The plain
+ *   success rate no longer scores: it counts every run alike, where a failed audit must outweigh many
+ *   completions; it still drives auto-cordon (node-stats.ts).
  * - performance: actual against expected runtime for the node's GPU class (node-stats.ts).
  * - latency: the agent-measured heartbeat round trip, 1 / (1 + rtt / 50 ms), averaged with 1 or 0 for
  *   being in the buyer's preferredRegion when the job names one.
@@ -17,7 +20,8 @@
  */
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
 import { priceAt } from './filters.js';
-import { DEFAULT_NODE_STATS_POLICY, performanceScore, reliabilityScore } from './node-stats.js';
+import { DEFAULT_REPUTATION_HALF_LIFE_MS, reputationScore } from '../trust/reputation.js';
+import { DEFAULT_NODE_STATS_POLICY, decayStats, type NodeStats, performanceScore } from './node-stats.js';
 import type { JobRequirements } from './requirements.js';
 
 export interface ScoreWeights {
@@ -32,7 +36,7 @@ export const DEFAULT_SCORE_WEIGHTS: ScoreWeights = { price: 1, reliability: 2, p
 
 export type ScoreParts = ScoreWeights;
 
-/** Reliability and performance change only with stats: cached on the node for this long. */
+/** Reliability and performance change only with stats and reputation: cached on the node for this long. */
 const SCORE_CACHE_MS = 60_000;
 
 export function priceScore(req: JobRequirements, node: NodeCapacity): number {
@@ -76,18 +80,35 @@ function strandedShare(node: NodeCapacity, gpusTaken: number, cpuLeft: number, m
   return Math.max(cpuShort, memShort) * (gpusLeft / total);
 }
 
-function cached(node: NodeCapacity, now: number, halfLifeMs: number): { reliability: number; performance: number } {
+/** Uptime in (0, 1]: 1 / (1 + decayed outages / 2); outages are not in the reputation (no job was lost). */
+export function uptimeFactor(s: NodeStats, now: number, halfLifeMs: number): number {
+  return 1 / (1 + decayStats(s, now, halfLifeMs).outages / 2);
+}
+
+/** Reliability in [0, 1]: reputation times uptime. A new node: 0.5, neither favoured nor shunned. */
+export function reliabilityOf(node: NodeCapacity, now: number, halfLifeMs: number, reputationHalfLifeMs: number): number {
+  return reputationScore(node.reputation, now, reputationHalfLifeMs) * uptimeFactor(node.stats, now, halfLifeMs);
+}
+
+function cached(node: NodeCapacity, now: number, halfLifeMs: number, reputationHalfLifeMs: number): { reliability: number; performance: number } {
   const c = node.cache;
   if (now - c.at > SCORE_CACHE_MS || now < c.at) {
-    c.reliability = reliabilityScore(node.stats, now, halfLifeMs);
+    c.reliability = reliabilityOf(node, now, halfLifeMs, reputationHalfLifeMs);
     c.performance = performanceScore(node.stats);
     c.at = now;
   }
   return c;
 }
 
-export function scoreParts(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined, now: number, halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs): ScoreParts {
-  const c = cached(node, now, halfLifeMs);
+export function scoreParts(
+  req: JobRequirements,
+  node: NodeCapacity,
+  slot: PoolSlot | undefined,
+  now: number,
+  halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs,
+  reputationHalfLifeMs = DEFAULT_REPUTATION_HALF_LIFE_MS,
+): ScoreParts {
+  const c = cached(node, now, halfLifeMs, reputationHalfLifeMs);
   return {
     price: priceScore(req, node),
     reliability: c.reliability,
@@ -104,8 +125,9 @@ export function scoreNode(
   now: number,
   w: ScoreWeights,
   halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs,
+  reputationHalfLifeMs = DEFAULT_REPUTATION_HALF_LIFE_MS,
 ): number {
-  const c = cached(node, now, halfLifeMs);
+  const c = cached(node, now, halfLifeMs, reputationHalfLifeMs);
   return (
     w.price * priceScore(req, node) +
     w.reliability * c.reliability +

@@ -9,6 +9,8 @@ export interface LostAttempt {
   jobState: JobState;
   /** How the attempt ended: lost (absent: lost), or cancelled when its job's cancel grace ran out. */
   outcome?: 'lost' | 'cancelled';
+  /** 'deadline': lost at its deadline (core attempt-end/deadline.ts), the node heartbeating but never finishing; absent: its lease ran out. */
+  cause?: 'deadline';
 }
 
 /** What a node wrote into an attempt through the budgeted verbs (issue 10 item 5). */
@@ -30,7 +32,7 @@ export interface AttemptsPort {
   /** Attempts in state assigned or running, of one node or of all nodes. */
   listActiveAttempts(nodeId?: string): Promise<AttemptRecord[]>;
   /**
-   * assigned -> running (job too, startedAt set). Idempotent when already running. Returns whether the
+   * assigned -> running (job too, startedAt set; the attempt's deadline: now + the job's timeout + the result grace). Idempotent when already running. Returns whether the
    * job has a cancel request. Throws ATTEMPT_NOT_FOUND if the attempt is not this node's, CONFLICT if it
    * is no longer active.
    */
@@ -45,10 +47,11 @@ export interface AttemptsPort {
 
   /**
    * Active attempts whose lease expired before `now` become lost (event attempt.lost), each in a transaction of its own (job, then attempt: the store's lock order); `decide` moves each
-   * job on (requeue with backoff, fail, or cancel). At most `limit` per call.
+   * job on (requeue with backoff, fail, or cancel). At most `limit` per call. This also ends an attempt at
+   * its deadline (attempt-end/deadline.ts): heartbeats never lease it past that.
    */
   expireLeases(now: number, decide: TransitionDecider, limit: number): Promise<LostAttempt[]>;
-  /** On coordinator start: push every active lease to at least `minExpiresAt` so a restart expires nothing healthy. */
+  /** On coordinator start: push every active lease to at least `minExpiresAt` (past a deadline too) so a restart expires nothing healthy. */
   extendActiveLeases(minExpiresAt: number): Promise<number>;
   /** Append entries; an entry whose (attemptId, seq) exists is ignored. Returns how many were new. */
   appendLogs(jobId: string, attemptId: string, entries: LogEntry[]): Promise<number>;

@@ -28,7 +28,7 @@ export interface NodesPort {
   listNodes(q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<Page<NodeRecord>>;
   /**
    * A heartbeat: lastHeartbeatAt = now, status online (event node.online if it was offline), and every
-   * active attempt of the node gets leaseExpiresAt. Returns the active attempts whose job has a cancel request.
+   * active attempt of the node gets leaseExpiresAt, never past its stop_by or its deadline (attempt-end/deadline.ts). Returns the active attempts whose job has a cancel request.
    */
   heartbeat(nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }>;
   setNodeAdminState(nodeId: string, state: NodeAdminState, now: number): Promise<NodeRecord>;

@@ -5,3 +5,4 @@ export * from './penalties.js';
 export * from './reputation.js';
 export * from './verification.js';
 export * from './records.js';
+export * from './verification-step.js';

@@ -10,6 +10,7 @@ import { Bill } from '../components/market/bill.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
 import { Timeline } from '../components/timeline.js';
+import { VerificationPanel } from '../components/verification.js';
 import { ApiError, api } from '../lib/api.js';
 import { dateTime, duration, money } from '../lib/format.js';
 import { gpuAsk, runtime } from '../lib/jobs.js';
@@ -89,6 +90,12 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
             ]}
           />
         </Section>
+
+        {job.verification ? (
+          <Section title="Verification">
+            <VerificationPanel v={job.verification} jobId={job.id} />
+          </Section>
+        ) : null}
 
         {job.state === 'queued' ? (
           <Section title="Why it is waiting">

@@ -4,6 +4,7 @@ import type { JobState, ListJobsResponse } from '@gpux/protocol';
 import { StateBadge } from '../components/bits.js';
 import type { Account } from '../components/layout.js';
 import { ErrorNote, Page } from '../components/page.js';
+import { VerificationBadge } from '../components/verification.js';
 import { api, query } from '../lib/api.js';
 import { ago, shortId } from '../lib/format.js';
 import { gpuAsk, runtime } from '../lib/jobs.js';
@@ -66,6 +67,9 @@ export function Jobs({ account }: { account: Account }) {
                 <th scope="col" className="hide-sm">
                   Runtime
                 </th>
+                <th scope="col" className="hide-md">
+                  Verification
+                </th>
                 {operator ? (
                   <th scope="col" className="hide-md">
                     Buyer
@@ -89,6 +93,9 @@ export function Jobs({ account }: { account: Account }) {
                   <td className="num hide-sm">{j.attemptCount}</td>
                   <td>{ago(j.createdAt, now)}</td>
                   <td className="hide-sm">{runtime(j, now)}</td>
+                  <td className="hide-md" data-field="verification">
+                    {j.verification ? <VerificationBadge v={j.verification} /> : '—'}
+                  </td>
                   {operator ? (
                     <td className="hide-md id" title={j.buyerId}>
                       {shortId(j.buyerId)}

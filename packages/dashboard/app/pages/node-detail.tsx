@@ -1,10 +1,11 @@
-/** One node (operators): hardware, state, trust and earnings (when the API has them), recent jobs. */
-import type { AttemptView, GetJobResponse, GetNodeResponse, JobView, ListJobsResponse } from '@gpux/protocol';
+/** One node (operators): hardware, state, reputation, stake, benchmark and earnings (when the API has them), recent jobs. */
+import type { AttemptView, GetJobResponse, GetNodeResponse, JobView, ListJobsResponse, StakeResponse } from '@gpux/protocol';
 import { Facts, Meter, StateBadge } from '../components/bits.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
+import { ReputationPanel } from '../components/verification.js';
 import { ApiError, api } from '../lib/api.js';
-import { ago, dateTime, mb } from '../lib/format.js';
+import { ago, dateTime, mb, money } from '../lib/format.js';
 import { gpuSummary, nodeState } from '../lib/nodes.js';
 import { Link } from '../lib/router.js';
 import { usePoll } from '../lib/use-poll.js';
@@ -23,6 +24,23 @@ async function recentOnNode(nodeId: string, signal: AbortSignal): Promise<Array<
     for (const d of details) for (const a of d.attempts) if (a.nodeId === nodeId) found.push({ job: d.job, attempt: a });
   }
   return found.sort((a, b) => b.attempt.createdAt - a.attempt.createdAt).slice(0, 10);
+}
+
+/** The node's stake: what backs its results (a node takes a job only while its free stake covers 20× the job's price). */
+function StakeFacts({ data }: { data: StakeResponse }) {
+  const s = data.stake;
+  const m = (n: number) => money(n, s.asset);
+  return (
+    <Facts
+      label="Stake"
+      items={[
+        ['Bonded', <span key="b" data-testid="stake-bonded">{m(s.staked)}</span>],
+        ['Locked by running work', m(s.locked)],
+        ['Free', m(s.free)],
+        ['Unbonding', s.unbonding.length ? s.unbonding.map((u) => `${m(u.amount)} on ${dateTime(u.releaseAt)}`).join('; ') : 'none'],
+      ]}
+    />
+  );
 }
 
 export function NodeDetail({ id }: { id: string }) {
@@ -125,8 +143,14 @@ export function NodeDetail({ id }: { id: string }) {
             </div>
           </Section>
         ) : null}
-        <Section title="Benchmark, reputation and stake">
-          <Optional feature="nodeTrust" what="the benchmark score, reputation and stake" id={n.id} />
+        <Section title="Reputation">
+          <ReputationPanel node={n} />
+        </Section>
+        <Section title="Stake">
+          <Optional feature="nodeStake" what="this node's stake" id={n.id} render={(d) => <StakeFacts data={d as StakeResponse} />} />
+        </Section>
+        <Section title="Benchmark">
+          <Optional feature="nodeBenchmark" what="the node's benchmark (the timed GPU challenge)" id={n.id} />
         </Section>
         <Section title="Earnings">
           <Optional feature="nodeEarnings" what="this node's earnings" id={n.id} />

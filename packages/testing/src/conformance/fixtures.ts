@@ -1,6 +1,6 @@
 /** Shared fixtures of the Store conformance suite: specs, advertisements, ids, and a run-on-a-fresh-store helper. */
 import assert from 'node:assert/strict';
-import type { FinishAttemptInput, Placement, Store } from '@gpux/core';
+import type { EnrollmentRecord, FinishAttemptInput, Placement, Store } from '@gpux/core';
 import { JobSpec, type JobSpecInput, NodeAdvertisement, type NodeAdvertisementInput } from '@gpux/protocol';
 
 export interface StoreUnderTest {
@@ -64,6 +64,38 @@ export async function assigned(store: Store, jobId: string, attemptId: string, n
   const [attempt] = await store.assign([placement(jobId, attemptId, nodeId, now + 30_000)], now);
   if (!attempt) throw new Error(`could not assign ${jobId}`);
   return attempt;
+}
+
+/** The members of a gang job on `nodes` (rank 0, the leader, on the first), each with attempt id `<leader>-r<rank>`. */
+export function gang(jobId: string, leader: string, nodes: string[], lease: number): Placement[] {
+  const peers = nodes.map((nodeId, rank) => ({ rank, nodeId, address: `${nodeId}.local` }));
+  return nodes.map((nodeId, rank) => ({
+    jobId,
+    attemptId: rank === 0 ? leader : `${leader}-r${rank}`,
+    nodeId,
+    gpuIndices: [0],
+    leaseExpiresAt: lease,
+    gang: { leaderAttemptId: leader, rank, worldSize: nodes.length, peers },
+  }));
+}
+
+/** A node enrollment of prov-a (tokens port), open-ended unless told. */
+export const enrollment = (over: Partial<EnrollmentRecord> = {}): EnrollmentRecord => ({
+  id: 'enr-1',
+  hash: 'e'.repeat(64),
+  accountId: 'prov-a',
+  name: 'rack',
+  createdAt: T0,
+  expiresAt: null,
+  revokedAt: null,
+  maxNodes: null,
+  ...over,
+});
+
+/** Register a node through an enrollment, with one GPU (uuid GPU-<node> unless told). */
+export function enroll(store: Store, nodeId: string, now: number, e: { id: string; accountId: string }, opts: { uuid?: string; maxProviderNodes?: number } = {}) {
+  const adv = advertisement({ gpus: [{ index: 0, uuid: opts.uuid ?? `GPU-${nodeId}`, vendor: 'nvidia', model: 'NVIDIA H100 80GB HBM3', vramMb: 81559 }] });
+  return store.registerNode({ id: nodeId, publicKey: `key-${nodeId}`, advertisement: adv, now, providerId: e.accountId, enrollment: { id: e.id, maxProviderNodes: opts.maxProviderNodes ?? 1000 } });
 }
 
 export const DIGEST_A = 'a'.repeat(64);

@@ -8,7 +8,11 @@ import { migration0006 } from './0006-attempt-writes.js';
 import { migration0007 } from './0007-queue.js';
 import { migration0008 } from './0008-edges.js';
 import { migration0009 } from './0009-commitments.js';
+import { migration0010 } from './0010-verification.js';
+import { migration0011 } from './0011-reputation.js';
+import { migration0012 } from './0012-canaries.js';
+import { migration0013 } from './0013-attempt-deadline.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009, migration0010, migration0011, migration0012, migration0013];

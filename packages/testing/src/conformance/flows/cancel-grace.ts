@@ -21,7 +21,7 @@ import {
   transitionDecider,
 } from '@gpux/core';
 import type { JobSpecInput } from '@gpux/protocol';
-import { advertisement, code, type OpenStore, placement, result, spec, T0, withStore } from './fixtures.js';
+import { advertisement, code, type OpenStore, placement, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
 const BUYER = 'buyer-c';

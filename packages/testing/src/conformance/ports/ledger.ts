@@ -1,13 +1,14 @@
 /**
- * Conformance: the ledger outside the job verbs. Transfers and balances, wallet statements, listings,
- * escrow per buyer, the per-asset totals, payouts, stake (bond, unbond, release, slash), asks and the
- * price index.
+ * Conformance, ledger port: transfers and balances, wallet statements, listings, escrow per buyer, the
+ * per-asset totals, money limits (issue 10 item 13: no balance passes 2^53 − 1 minor units and the world
+ * not below −(2^53 − 1); a transfer that would is REQUEST_INVALID and writes nothing; totals at the limit
+ * read back exactly), payouts, stake (bond, unbond, release, slash). Job money is in flows/job-money.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACCOUNTS, type AttemptPriceRecord, type LedgerTotals, move, type PricePointRecord, type Store, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
+import { ACCOUNTS, MAX_AMOUNT, type AttemptPriceRecord, type LedgerTotals, move, type Store, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
 import type { Asset } from '@gpux/protocol';
-import { advertisement, code, eventTypes, type OpenStore, placement, submit, T0, withStore } from './fixtures.js';
+import { advertisement, code, eventTypes, type OpenStore, placement, submit, T0, withStore } from '../fixtures.js';
 
 const USDC = 1_000_000; // one USDC in minor units
 
@@ -59,6 +60,10 @@ const PRICE: AttemptPriceRecord = {
   stakeLock: 30 * USDC,
   marketClass: 'h100-80g',
 };
+
+/** A mint straight to `account` (any account, not only wallets). */
+const mintTo = (store: Store, account: string, amount: number) =>
+  store.postTransfer({ kind: 'mint', postings: move('usdc', ACCOUNTS.world, [{ account, amount }]), at: T0, memo: `test funds for ${account}` });
 
 export function ledgerTests(open: OpenStore): void {
   test('postTransfer: a mint moves world → wallet; balances, postings and the wallet statement carry balanceAfter', () =>
@@ -325,10 +330,37 @@ export function ledgerTests(open: OpenStore): void {
         escrow: 10 * USDC,
         stake: 30 * USDC,
         pendingPayouts: 4 * USDC,
+        pendingPay: 0,
+        bonds: 0,
         negativeAccounts: 0,
       });
-      assert.deepEqual(credit, { asset: 'credit', minted: 1_000, inside: 1_000, treasury: 0, wallets: 1_000, escrow: 0, stake: 0, pendingPayouts: 0, negativeAccounts: 0 });
+      assert.deepEqual(credit, { asset: 'credit', minted: 1_000, inside: 1_000, treasury: 0, wallets: 1_000, escrow: 0, stake: 0, pendingPayouts: 0, pendingPay: 0, bonds: 0, negativeAccounts: 0 });
       assertBalancedTotals(totals);
+    }));
+
+  test('no balance and no total passes 2^53 − 1: the transfer that would is REQUEST_INVALID and writes nothing; totals at the limit are exact', () =>
+    withStore(open, async (store) => {
+      await mintTo(store, ACCOUNTS.wallet('a'), MAX_AMOUNT - 1);
+      const before = (await store.listTransfers({ limit: 10 })).items.length;
+      await assert.rejects(mintTo(store, ACCOUNTS.wallet('b'), 2), (err: unknown) => {
+        code('REQUEST_INVALID')(err);
+        assert.match((err as Error).message, /largest amount/);
+        return true;
+      });
+      await assert.rejects(mintTo(store, ACCOUNTS.wallet('a'), 2), code('REQUEST_INVALID'));
+      assert.equal((await store.listTransfers({ limit: 10 })).items.length, before, 'nothing written');
+      assert.equal(await store.getBalance(ACCOUNTS.wallet('b'), 'usdc'), 0);
+      await mintTo(store, ACCOUNTS.wallet('b'), 1);
+      await store.postTransfer({ kind: 'escrow.hold', postings: move('usdc', ACCOUNTS.wallet('a'), [{ account: ACCOUNTS.escrow('j'), amount: 5 }]), at: T0, memo: 'hold' });
+      const [t] = await store.ledgerTotals();
+      assert.deepEqual(
+        t && [t.minted, t.inside, t.wallets, t.escrow, t.negativeAccounts],
+        [MAX_AMOUNT, MAX_AMOUNT, MAX_AMOUNT - 5, 5, 0],
+      );
+      assert.equal(await store.getBalance(ACCOUNTS.world, 'usdc'), -MAX_AMOUNT);
+      // Money moving inside the network is never refused for the limit.
+      await store.postTransfer({ kind: 'escrow.release', postings: move('usdc', ACCOUNTS.escrow('j'), [{ account: ACCOUNTS.wallet('b'), amount: 5 }]), at: T0, memo: 'release' });
+      assert.equal(await store.getBalance(ACCOUNTS.wallet('b'), 'usdc'), 6);
     }));
 
   test('payouts: request holds the amount, complete pays it to the world with its reference, reject returns it; NOT_FOUND and CONFLICT', () =>
@@ -585,83 +617,5 @@ export function ledgerTests(open: OpenStore): void {
       );
       assert.ok((await eventTypes(store, 'node', 'node-2')).includes('node.slashed'));
       assertBalancedTotals(await store.ledgerTotals());
-    }));
-
-  test('asks: set, replace and remove a provider’s ask per class; list all or one provider’s', () =>
-    withStore(open, async (store) => {
-      assert.deepEqual(await store.listAsks(), []);
-      assert.deepEqual(await store.setAsk('prov-1', 'h100-80g', 2 * USDC, T0), [
-        { providerId: 'prov-1', marketClass: 'h100-80g', pricePerGpuHour: 2 * USDC, updatedAt: T0 },
-      ]);
-      await store.setAsk('prov-1', 'a100-40g', 1 * USDC, T0 + 1);
-      await store.setAsk('prov-2', 'h100-80g', 3 * USDC, T0 + 2);
-      const replaced = await store.setAsk('prov-1', 'h100-80g', 2_500_000, T0 + 3);
-      assert.deepEqual(replaced, [
-        { providerId: 'prov-1', marketClass: 'a100-40g', pricePerGpuHour: 1 * USDC, updatedAt: T0 + 1 },
-        { providerId: 'prov-1', marketClass: 'h100-80g', pricePerGpuHour: 2_500_000, updatedAt: T0 + 3 },
-      ]);
-      assert.deepEqual(await store.listAsks('prov-1'), replaced);
-      assert.deepEqual(
-        (await store.listAsks()).map((a) => [a.providerId, a.marketClass, a.pricePerGpuHour]),
-        [
-          ['prov-1', 'a100-40g', 1 * USDC],
-          ['prov-1', 'h100-80g', 2_500_000],
-          ['prov-2', 'h100-80g', 3 * USDC],
-        ],
-      );
-      assert.deepEqual(await store.setAsk('prov-1', 'h100-80g', null, T0 + 4), [
-        { providerId: 'prov-1', marketClass: 'a100-40g', pricePerGpuHour: 1 * USDC, updatedAt: T0 + 1 },
-      ]);
-      assert.deepEqual(await store.setAsk('prov-1', 'never-set', null, T0 + 5), await store.listAsks('prov-1'), 'removing a missing ask is a no-op');
-      assert.deepEqual(await store.listAsks('nobody'), []);
-      assert.equal((await store.listAsks()).length, 2);
-    }));
-
-  test('prices: record epochs, read the latest per class and the history oldest first (class, since, newest `limit`)', () =>
-    withStore(open, async (store) => {
-      assert.deepEqual(await store.latestPrices(), []);
-      assert.deepEqual(await store.priceHistory({ limit: 10 }), []);
-      const point = (marketClass: string, epoch: number, price: number): PricePointRecord => ({
-        marketClass,
-        epoch,
-        at: T0 + epoch * 60_000,
-        price,
-        utilizationBps: 5_000 + epoch,
-        supplyUnits: 8,
-        demandUnits: epoch,
-      });
-      await store.recordPrices([]);
-      for (let epoch = 1; epoch <= 5; epoch++) {
-        await store.recordPrices([point('h100-80g', epoch, 2 * USDC + epoch), ...(epoch <= 3 ? [point('a100-40g', epoch, USDC + epoch)] : [])]);
-      }
-      assert.deepEqual(await store.latestPrices(), [point('a100-40g', 3, USDC + 3), point('h100-80g', 5, 2 * USDC + 5)]);
-
-      const h100 = await store.priceHistory({ marketClass: 'h100-80g', limit: 3 });
-      assert.deepEqual(
-        h100.map((p) => p.epoch),
-        [3, 4, 5],
-      );
-      assert.deepEqual(h100[0], point('h100-80g', 3, 2 * USDC + 3));
-      assert.deepEqual(
-        (await store.priceHistory({ marketClass: 'h100-80g', sinceAt: T0 + 2 * 60_000, limit: 100 })).map((p) => p.epoch),
-        [2, 3, 4, 5],
-      );
-      assert.deepEqual(
-        (await store.priceHistory({ sinceAt: T0 + 3 * 60_000, limit: 100 })).map((p) => [p.marketClass, p.epoch]),
-        [
-          ['a100-40g', 3],
-          ['h100-80g', 3],
-          ['h100-80g', 4],
-          ['h100-80g', 5],
-        ],
-      );
-      assert.deepEqual(
-        (await store.priceHistory({ limit: 2 })).map((p) => [p.marketClass, p.epoch]),
-        [
-          ['h100-80g', 4],
-          ['h100-80g', 5],
-        ],
-      );
-      assert.deepEqual(await store.priceHistory({ marketClass: 'unknown', limit: 10 }), []);
     }));
 }

@@ -1,4 +1,4 @@
-/** Conformance: the event history, migrations, and durability across close and reopen. */
+/** Conformance of the Store itself: migrations are idempotent and data survives closing and reopening. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { transitionDecider } from '@gpux/core';
@@ -6,62 +6,7 @@ import { assigned, type OpenStore, register, result, submit, T0, withStore } fro
 
 const decide = transitionDecider();
 
-export function historyTests(open: OpenStore): void {
-  test('listEvents returns a job and a node history in order, with data, honouring the limit', () =>
-    withStore(open, async (store) => {
-      const a = await assigned(store, 'job-1', 'att-1', 'node-1', T0);
-      await store.startAttempt(a.id, 'node-1', T0 + 1);
-      await store.finishAttempt(result(a.id, 'node-1', T0 + 2), decide);
-      const events = await store.listEvents('job', 'job-1', 100);
-      assert.deepEqual(
-        events.map((e) => e.type),
-        ['job.submitted', 'job.assigned', 'attempt.started', 'attempt.finished', 'job.succeeded'],
-      );
-      for (const e of events) {
-        assert.equal(e.subject, 'job');
-        assert.equal(e.subjectId, 'job-1');
-        assert.equal(typeof e.seq, 'number');
-        assert.equal(typeof e.data, 'object');
-      }
-      for (let i = 1; i < events.length; i++) assert.ok((events[i]?.seq ?? 0) > (events[i - 1]?.seq ?? 0));
-      assert.deepEqual(
-        events.map((e) => e.at),
-        [T0, T0, T0 + 1, T0 + 2, T0 + 2],
-      );
-      assert.equal(events[3]?.data.outcome, 'succeeded');
-      assert.deepEqual(
-        (await store.listEvents('job', 'job-1', 2)).map((e) => e.type),
-        ['job.submitted', 'job.assigned'],
-      );
-      assert.deepEqual(
-        (await store.listEvents('node', 'node-1', 10)).map((e) => e.type),
-        ['node.registered'],
-      );
-      assert.deepEqual(await store.listEvents('node', 'job-1', 10), []);
-      assert.deepEqual(await store.listEvents('job', 'nope', 10), []);
-    }));
-
-  test('appendJobEvents adds attempt-reported events to the job history, in order, after the existing ones', () =>
-    withStore(open, async (store) => {
-      const a = await assigned(store, 'job-1', 'att-1', 'node-1', T0);
-      await store.startAttempt(a.id, 'node-1', T0 + 1);
-      const added = await store.appendJobEvents('job-1', a.id, [
-        { type: 'image.pull.started', at: T0 + 2, data: { image: 'alpine:3' } },
-        { type: 'image.pull.progress', at: T0 + 3, data: { layersDone: 1, layers: 2 } },
-        { type: 'image.pull.finished', at: T0 + 4, data: { imageId: 'sha256:abc', seconds: 2 } },
-      ]);
-      assert.equal(added, 3);
-      assert.equal(await store.appendJobEvents('job-1', a.id, []), 0);
-      const events = await store.listEvents('job', 'job-1', 100);
-      assert.deepEqual(
-        events.map((e) => e.type),
-        ['job.submitted', 'job.assigned', 'attempt.started', 'image.pull.started', 'image.pull.progress', 'image.pull.finished'],
-      );
-      assert.deepEqual(events[5]?.data, { imageId: 'sha256:abc', seconds: 2, attemptId: a.id });
-      assert.equal(events[3]?.at, T0 + 2);
-      assert.equal(events[3]?.subjectId, 'job-1');
-    }));
-
+export function lifecycleTests(open: OpenStore): void {
   test('migrate() is idempotent', () =>
     withStore(open, async (store) => {
       await submit(store, 'job-1', T0);

@@ -20,7 +20,7 @@ import {
   transitionDecider,
 } from '@gpux/core';
 import type { Asset, JobSpecInput } from '@gpux/protocol';
-import { advertisement, code, eventTypes, type OpenStore, placement, register, result, spec, T0, withStore } from './fixtures.js';
+import { advertisement, code, eventTypes, type OpenStore, placement, register, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
 
@@ -140,30 +140,6 @@ export function jobMoneyTests(open: OpenStore): void {
       assert.deepEqual(await store.jobTransfers('job-free'), []);
       assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), 10_000_000);
       await assertBalanced(store);
-    }));
-
-  test('registerNode binds a provider once: the same provider or none keeps it, another is FORBIDDEN', () =>
-    withStore(open, async (store) => {
-      const anon = await register(store, 'node-1', T0);
-      assert.equal(anon.providerId, null);
-      const bound = await store.registerNode({ id: 'node-1', publicKey: 'key-node-1', advertisement: anon.advertisement, now: T0 + 1, providerId: 'prov-a' });
-      assert.equal(bound.providerId, 'prov-a');
-      assert.equal((await register(store, 'node-1', T0 + 2)).providerId, 'prov-a', 'no providerId keeps the owner');
-      const same = await store.registerNode({ id: 'node-1', publicKey: 'key-node-1', advertisement: anon.advertisement, now: T0 + 3, providerId: 'prov-a' });
-      assert.equal(same.providerId, 'prov-a');
-      await assert.rejects(
-        store.registerNode({ id: 'node-1', publicKey: 'key-node-1', advertisement: anon.advertisement, now: T0 + 4, providerId: 'prov-b' }),
-        (err: unknown) => {
-          code('FORBIDDEN')(err);
-          assert.equal((err as Error).message, 'node node-1 belongs to another provider');
-          return true;
-        },
-      );
-      const node = await store.getNode('node-1');
-      assert.equal(node?.providerId, 'prov-a');
-      assert.equal(node?.lastHeartbeatAt, T0 + 3, 'a refused registration writes nothing');
-      const fresh = await store.registerNode({ id: 'node-2', publicKey: 'key-node-2', advertisement: anon.advertisement, now: T0, providerId: 'prov-b' });
-      assert.equal(fresh.providerId, 'prov-b');
     }));
 
   test('assign takes a priced placement only when the node’s free stake covers its lock (gangs whole), and records the price', () =>

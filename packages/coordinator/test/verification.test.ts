@@ -1,0 +1,463 @@
+/**
+ * The verification step end to end (issue 11, TRUST.md layers 4–5): a real coordinator with a market and
+ * verification on, on SQLite and on PostgreSQL, with signed fake nodes of six different provider accounts
+ * that run jobs honestly or lie as each test says. One world, in order:
+ * - an honest executor and auditor: audited-passed; the provider is paid only once the audit passed;
+ * - an audit run that loses its node is retried and still passes (its hold covers the retry);
+ * - deterministic: false: not-verifiable, never re-executed, not disputable;
+ * - 10 passes in a row: the rate drops (p = 0.1 recorded) and a sampled-out job waits for its window,
+ *   whose close releases the pay;
+ * - a false dispute (bond to the provider, less the referee run) and a right one (bond back, node slashed);
+ * - a lying executor: referees one at a time on distinct operators, wrong-result, pay back to the buyer, stake
+ *   slashed by min(stake, 20 × price) with 10% to the treasury, banned, its penalty listed;
+ * - a lying auditor: the auditor is penalized, the executor passes.
+ * After each, the ledger balances (GET /v1/treasury).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ACCOUNTS, REPORTER_SHARE_BPS } from '@gpux/core';
+import { BillResponse, GetJobResponse, type JobSpecInput, WorkResponse } from '@gpux/protocol';
+import { requirePostgres, startPostgres } from '@gpux/testing';
+import { cryptoRandom } from '../src/random.js';
+import { call, gpuAd, type Harness, report, type SignOpts, spec, startHarness, TestAgent, waitFor } from './helpers.js';
+
+const USDC = 1_000_000;
+const STAKE = 500 * USDC;
+const WINDOW_S = 60;
+const PROVIDERS = 6;
+
+type Act = 'honest' | 'lie' | 'fail';
+/** How the n-th run (0: the buyer's job, then the check runs in the order they were queued) of a spec name is done. */
+type Rule = (n: number, node: Node) => Act;
+
+/** A signed fake node that heartbeats, takes work and reports as the world's rule for the job's spec says. */
+class Node extends TestAgent {
+  held = new Set<string>();
+  /** Set by the test once the coordinator banned it (no more runs expected of it). */
+  banned = false;
+  token = '';
+  providerId = '';
+  private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+  constructor(
+    url: string,
+    private readonly world: World,
+  ) {
+    super(url, gpuAd(`verify-${Math.random().toString(36).slice(2, 8)}`));
+  }
+  /** Signed with the coordinator's (skewed) clock, as a node whose clock is in sync with it. */
+  override request(method: 'GET' | 'POST', path: string, body?: unknown, o: SignOpts = {}) {
+    return super.request(method, path, body, { timestamp: this.world.now(), ...o });
+  }
+  run(): void {
+    this.timers.push(setInterval(() => void this.heartbeat([...this.held]).catch(() => undefined), 150));
+    const loop = async () => {
+      while (!this.stopped) {
+        try {
+          const res = await this.work(200);
+          if (res.status !== 200) {
+            await new Promise((r) => setTimeout(r, 100));
+            continue;
+          }
+          for (const a of WorkResponse.parse(res.body).assignments) {
+            this.held.add(a.attemptId);
+            await this.perform(a.attemptId, a.spec.name, a.spec.command ?? []);
+          }
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    void loop();
+  }
+  private async perform(attemptId: string, name: string, command: readonly string[]): Promise<void> {
+    const n = this.world.seen.get(name) ?? 0;
+    this.world.seen.set(name, n + 1);
+    const act = (this.world.rules.get(name) ?? (() => 'honest'))(n, this);
+    await this.start(attemptId);
+    if (act === 'fail') await this.result(attemptId, { ...report('failed', {}, null), error: 'executor crashed (test)' });
+    else await this.result(attemptId, report('succeeded', { 'out/answer.txt': act === 'lie' ? `not really ${name}\n` : `${name}: ${command.join(' ')}\n` }));
+    this.held.delete(attemptId);
+  }
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+  }
+}
+
+interface World {
+  now(): number;
+  rules: Map<string, Rule>;
+  seen: Map<string, number>;
+}
+
+interface Database {
+  db?: string;
+  stop(): Promise<void>;
+}
+
+function verificationSuite(name: string, database: () => Promise<Database>, opts: { skip: string | false } = { skip: false }): void {
+  describe(`verification step over HTTP (${name})`, opts, () => {
+    let h: Harness;
+    let dbh: Database | undefined;
+    let buyer: string;
+    const world: World = { now: () => Date.now() + skewMs, rules: new Map(), seen: new Map() };
+    const nodes: Node[] = [];
+    /** Added to the coordinator's clock: moves past dispute windows. */
+    let skewMs = 0;
+    /** When set, the coordinator's Random draws this (the audit draw after a commitment, placement draws). */
+    let forcedDraw: number | null = null;
+    let serial = 0;
+
+    const get = (path: string, token = buyer) => call(h.url, 'GET', path, { token });
+    const post = (path: string, body: unknown, token = buyer) => call(h.url, 'POST', path, { token, body });
+    const usdc = async (token: string): Promise<number> => (await get('/v1/wallet', token)).body.balances.find((b: { asset: string }) => b.asset === 'usdc')?.available ?? 0;
+    const balance = (account: string) => h.coord.store.getBalance(account, 'usdc');
+    const assertBalanced = async () => {
+      const t = (await get('/v1/treasury', h.operator)).body;
+      assert.ok(t.assets.length > 0 && t.assets.every((a: { balanced: boolean }) => a.balanced), JSON.stringify(t));
+    };
+    const jobOf = async (jobId: string) => GetJobResponse.parse((await get(`/v1/jobs/${jobId}`)).body);
+    const verification = async (jobId: string) => (await jobOf(jobId)).job.verification ?? null;
+    const bill = async (jobId: string) => BillResponse.parse((await get(`/v1/jobs/${jobId}/bill`)).body);
+    const live = () => nodes.filter((n) => !n.banned);
+    const nodeOf = (id: string) => nodes.find((n) => n.nodeId === id) as Node;
+    const until = (jobId: string, ok: (v: NonNullable<Awaited<ReturnType<typeof verification>>>) => boolean, what: string) =>
+      waitFor(async () => {
+        const v = await verification(jobId);
+        return v && ok(v) ? v : undefined;
+      }, `job ${jobId}: ${what}`).catch(async (e: Error) => {
+        throw new Error(`${e.message}: ${JSON.stringify(await h.coord.store.getVerification(jobId))}`);
+      });
+
+    async function addProvider(): Promise<Node> {
+      const token = await h.buyer();
+      const providerId: string = (await get('/v1/whoami', token)).body.accountId;
+      assert.equal((await post('/v1/wallet/deposits', { amount: 1000 * USDC }, token)).status, 201);
+      const n = new Node(h.url, world);
+      n.token = token;
+      n.providerId = providerId;
+      const reg = await n.register(undefined, token);
+      assert.equal(reg.status, 200, JSON.stringify(reg.body));
+      assert.equal((await post(`/v1/nodes/${n.nodeId}/stake`, { amount: STAKE }, token)).status, 200);
+      n.run();
+      nodes.push(n);
+      return n;
+    }
+
+    /** A job run by `exec` (the other nodes cordoned until it ended); its verification step as it opened. */
+    async function runOn(
+      exec: Node,
+      rule: Rule,
+      over: Partial<JobSpecInput> = {},
+      whileAlone?: (job: { jobId: string; attemptId: string }) => Promise<void>,
+    ): Promise<{ jobId: string; attemptId: string; name: string }> {
+      const name = `verify-${++serial}`;
+      world.rules.set(name, rule);
+      const others = live().filter((n) => n !== exec);
+      for (const n of others) assert.equal((await post(`/v1/nodes/${n.nodeId}/cordon`, {}, h.operator)).status, 200);
+      try {
+        const sub = await post('/v1/jobs', { spec: spec({ name, resources: { gpu: { count: 1 } }, timeoutSeconds: 600, maxPricePerGpuHour: 3 * USDC, maxRetries: 2, ...over }) });
+        assert.equal(sub.status, 201, JSON.stringify(sub.body));
+        const jobId: string = sub.body.job.id;
+        const v = await until(jobId, () => true, 'its verification step opens').catch(async (e: Error) => {
+          throw new Error(`${e.message}\n${JSON.stringify((await jobOf(jobId)).job)}\n${JSON.stringify((await get(`/v1/jobs/${jobId}/explain`)).body)}`);
+        });
+        const j = await jobOf(jobId);
+        assert.equal(j.job.state, 'succeeded');
+        assert.equal(j.attempts[0]?.nodeId, exec.nodeId);
+        await whileAlone?.({ jobId, attemptId: v.attemptId });
+        return { jobId, attemptId: v.attemptId, name };
+      } finally {
+        for (const n of others) assert.equal((await post(`/v1/nodes/${n.nodeId}/uncordon`, {}, h.operator)).status, 200);
+      }
+    }
+
+    /** The check runs of a job (store records: job ids, nodes, results). */
+    const checksOf = async (jobId: string) => (await h.coord.store.getVerification(jobId))?.checks ?? [];
+    const providerOfNode = (nodeId: string | null) => nodes.find((n) => n.nodeId === nodeId)?.providerId;
+
+    before(async () => {
+      dbh = await database();
+      h = await startHarness(
+        {
+          ...(dbh.db ? { db: dbh.db } : {}),
+          market: true,
+          verify: true,
+          devMint: true,
+          schedulePassIntervalMs: 20,
+          expiryPassIntervalMs: 50,
+          disputeWindowSeconds: WINDOW_S,
+          disputeBondMin: 5 * USDC,
+        },
+        {
+          clock: { now: () => Date.now() + skewMs },
+          random: { next: () => forcedDraw ?? cryptoRandom.next(), bytes: (n: number) => cryptoRandom.bytes(n) },
+        },
+      );
+      buyer = await h.buyer();
+      assert.equal((await post('/v1/wallet/deposits', { amount: 200 * USDC })).status, 201);
+      // The treasury's audit budget (TRUST.md "who pays"): funded here as if from its fees.
+      await h.coord.store.postTransfer({
+        kind: 'mint',
+        postings: [
+          { account: ACCOUNTS.world, asset: 'usdc', amount: -1000 * USDC },
+          { account: ACCOUNTS.treasury, asset: 'usdc', amount: 1000 * USDC },
+        ],
+        at: Date.now(),
+        memo: 'test: the audit budget',
+      });
+      for (let i = 0; i < PROVIDERS; i++) await addProvider();
+    });
+    after(async () => {
+      for (const n of nodes) n.stop();
+      await h?.close();
+      await dbh?.stop();
+    });
+
+    test('an honest executor and auditor: audited-passed, and the provider is paid only after the audit', async () => {
+      const exec = live()[0] as Node;
+      const walletBefore = await usdc(exec.token);
+      // The other nodes are cordoned until the job ended: the audit waits, and the pay with it.
+      let pending = 0;
+      const { jobId, attemptId } = await runOn(exec, () => 'honest', {}, async (job) => {
+        const opened = await verification(job.jobId);
+        assert.equal(opened?.state, 'auditing');
+        assert.equal(opened?.label, 'audit-pending');
+        assert.equal(opened?.p, 1, 'a new node: every job audited');
+        assert.equal(opened?.reason, 'first-audits');
+        pending = await balance(ACCOUNTS.pending(job.attemptId));
+        const held = await bill(job.jobId);
+        assert.ok(pending > 0, 'the provider share is held in pending:<attempt>');
+        assert.equal(held.verification?.payHeld, pending);
+        assert.equal(held.verification?.payReleased, 0);
+        assert.equal(await usdc(exec.token), walletBefore, 'not paid while the audit waits');
+      });
+
+      const v = await until(jobId, (x) => x.state !== 'auditing', 'the audit decides');
+      assert.equal(v.state, 'passed');
+      assert.equal(v.label, 'audited-passed');
+      assert.match(v.summary, /audited with p=1\.00: an independent re-run on another operator matched/);
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [['audit', true]],
+      );
+      const [audit] = await checksOf(jobId);
+      assert.notEqual(providerOfNode(audit?.nodeId ?? null), exec.providerId, 'the auditor is another operator');
+      assert.equal(await balance(ACCOUNTS.pending(attemptId)), 0);
+      assert.equal(await usdc(exec.token), walletBefore + pending, 'pending:<attempt> drained into the provider wallet');
+      const b = await bill(jobId);
+      assert.equal(b.verification?.payHeld, 0);
+      assert.equal(b.verification?.payReleased, pending);
+      assert.ok(b.lines.some((l) => l.kind === 'pay.release' && l.amount === -pending));
+      await assertBalanced();
+    });
+
+    test('an audit run whose node fails is retried on another operator and still passes: its hold covers the retry', async () => {
+      const exec = live()[0] as Node;
+      const treasuryBefore = await balance(ACCOUNTS.treasury);
+      // Run 0 is the buyer's job; run 1 the audit's first attempt (an executor crash, no exit code); run 2 its retry.
+      const { jobId } = await runOn(exec, (n) => (n === 1 ? 'fail' : 'honest'));
+      const v = await until(jobId, (x) => x.state !== 'auditing', 'the audit decides');
+      assert.equal(v.label, 'audited-passed', JSON.stringify(v));
+      const [audit] = await checksOf(jobId);
+      const check = await h.coord.store.getJob(audit?.jobId as string);
+      assert.equal(check?.state, 'succeeded');
+      assert.equal(check?.attemptCount, 2);
+      assert.equal(await balance(ACCOUNTS.wallet('system:audit')), 0, "the system buyer's wallet is left empty");
+      assert.equal(await balance(ACCOUNTS.escrow(audit?.jobId as string)), 0);
+      // The treasury paid the two audit attempts (less its own fees); the rest of the three-try hold came back.
+      const spent = treasuryBefore - (await balance(ACCOUNTS.treasury));
+      assert.ok(spent > 0 && spent <= 2 * (await h.coord.store.getJob(jobId))!.payment!.held, `the treasury spent ${spent}`);
+      await assertBalanced();
+    });
+
+    test('deterministic: false is never re-executed: not-verifiable, in its window, not disputable', async () => {
+      const exec = live()[1] as Node;
+      const { jobId } = await runOn(exec, () => 'honest', { deterministic: false });
+      const v = await verification(jobId);
+      assert.equal(v?.state, 'window');
+      assert.equal(v?.label, 'not-verifiable');
+      assert.equal(v?.p, 0);
+      assert.deepEqual(v?.checks, []);
+      assert.match(v?.summary ?? '', /not verifiable .* disputable until/);
+      const d = await post(`/v1/jobs/${jobId}/dispute`, { reason: 'cannot be checked anyway' });
+      assert.equal(d.status, 409, JSON.stringify(d.body));
+      assert.match(d.body.error.message, /deterministic: false/);
+      await assertBalanced();
+    });
+
+    test('after 10 passes in a row the rate drops: p = 0.1 recorded, a sampled-out job waits for its window, then its pay is released', async () => {
+      const exec = live()[0] as Node;
+      for (let i = 0; i < 8; i++) {
+        const { jobId } = await runOn(exec, () => 'honest');
+        assert.equal((await until(jobId, (x) => x.state !== 'auditing', 'the audit decides')).label, 'audited-passed');
+      }
+      forcedDraw = 0.99;
+      let sampled: { jobId: string; attemptId: string };
+      try {
+        sampled = await runOn(exec, () => 'honest');
+      } finally {
+        forcedDraw = null;
+      }
+      const v = await verification(sampled.jobId);
+      assert.equal(v?.p, 0.1, 'p = max(p_floor 0.1, 1/10)');
+      assert.equal(v?.draw, 0.99);
+      assert.equal(v?.reason, 'sampled-out');
+      assert.equal(v?.state, 'window');
+      assert.equal(v?.label, 'sampled-out');
+      assert.match(v?.summary ?? '', /sampled out \(p=0\.10\); disputable until .*; pay held until then/);
+      const pending = await balance(ACCOUNTS.pending(sampled.attemptId));
+      assert.ok(pending > 0);
+      const walletBefore = await usdc(exec.token);
+
+      skewMs += (WINDOW_S + 5) * 1000; // the coordinator's clock passes the window; the verification loop closes it
+      const released = await until(sampled.jobId, (x) => x.state === 'released', 'the window closes');
+      assert.equal(released.label, 'sampled-out');
+      assert.equal(await balance(ACCOUNTS.pending(sampled.attemptId)), 0);
+      assert.equal(await usdc(exec.token), walletBefore + pending);
+      await assertBalanced();
+    });
+
+    test('a false dispute: the referee run agrees with the node; the bond goes to its provider, less the referee run', async () => {
+      const exec = live()[0] as Node;
+      forcedDraw = 0.99;
+      let job: { jobId: string; attemptId: string };
+      try {
+        job = await runOn(exec, () => 'honest');
+      } finally {
+        forcedDraw = null;
+      }
+      assert.equal((await verification(job.jobId))?.label, 'sampled-out');
+      const pending = await balance(ACCOUNTS.pending(job.attemptId));
+      const buyerBefore = await usdc(buyer);
+      const providerBefore = await usdc(exec.token);
+      const treasuryBefore = await balance(ACCOUNTS.treasury);
+      const d = await post(`/v1/jobs/${job.jobId}/dispute`, { reason: 'I do not believe it' });
+      assert.equal(d.status, 200, JSON.stringify(d.body));
+      const bond: number = d.body.bond;
+      assert.equal(await usdc(buyer), buyerBefore - bond);
+
+      const v = await until(job.jobId, (x) => x.state !== 'refereeing', 'the referee decides');
+      assert.equal(v.state, 'passed');
+      assert.equal(v.label, 'dispute-rejected');
+      const [referee] = await checksOf(job.jobId);
+      assert.equal(referee?.kind, 'referee');
+      assert.notEqual(providerOfNode(referee?.nodeId ?? null), exec.providerId);
+      const b = await bill(job.jobId);
+      const refereeCost = -(b.lines.find((l) => l.kind === 'dispute.forfeit' && l.account === ACCOUNTS.treasury)?.amount ?? 0);
+      assert.equal(b.verification?.bondForfeited, bond);
+      assert.equal(b.verification?.bondHeld, 0);
+      assert.ok(refereeCost >= 0 && refereeCost < bond, `referee cost ${refereeCost}`);
+      assert.equal(await usdc(buyer), buyerBefore - bond, 'the bond is gone');
+      assert.equal(await usdc(exec.token), providerBefore + pending + bond - refereeCost, 'pay released and the bond (less the referee run) paid');
+      assert.ok((await balance(ACCOUNTS.treasury)) <= treasuryBefore + refereeCost);
+      assert.equal(await balance(ACCOUNTS.bond(job.jobId)), 0);
+      await assertBalanced();
+    });
+
+    test('a right dispute: the referee contradicts the node; bond back, pay forfeited to the buyer, the node slashed and banned', async () => {
+      const exec = live()[0] as Node;
+      forcedDraw = 0.99;
+      let job: { jobId: string; attemptId: string };
+      try {
+        job = await runOn(exec, (n) => (n === 0 ? 'lie' : 'honest'));
+      } finally {
+        forcedDraw = null;
+      }
+      const pending = await balance(ACCOUNTS.pending(job.attemptId));
+      const buyerBefore = await usdc(buyer);
+      const stakeBefore = await balance(ACCOUNTS.stake(exec.nodeId));
+      const d = await post(`/v1/jobs/${job.jobId}/dispute`, { reason: 'the answer is wrong' });
+      assert.equal(d.status, 200, JSON.stringify(d.body));
+      const v = await until(job.jobId, (x) => x.state !== 'refereeing', 'the referee decides');
+      assert.equal(v.state, 'failed');
+      assert.equal(v.label, 'wrong-result');
+      const b = await bill(job.jobId);
+      const slashed = stakeBefore - (await balance(ACCOUNTS.stake(exec.nodeId)));
+      assert.equal(slashed, Math.min(stakeBefore, 20 * b.charged), 'min(stake, 20 × the job price)');
+      const toReporter = Math.floor((slashed * REPORTER_SHARE_BPS) / 10_000);
+      assert.equal(b.verification?.bondReturned, d.body.bond);
+      assert.equal(b.verification?.payForfeited, pending);
+      // The buyer reported it: the reporter's 10% is the buyer's too.
+      assert.equal(b.verification?.compensation, slashed);
+      assert.equal(await usdc(buyer), buyerBefore + pending + slashed, `bond back, pay back, the slash (reporter ${toReporter} + buyer ${slashed - toReporter})`);
+      exec.banned = true;
+      const hb = await exec.heartbeat();
+      assert.ok(hb.status >= 400, `a banned node's signed request is refused: ${hb.status}`);
+      await assertBalanced();
+    });
+
+    test('a lying executor: referees one at a time on distinct operators, wrong-result, pay back, slashed, banned, penalty listed', async () => {
+      const exec = live()[0] as Node;
+      const { jobId, attemptId } = await runOn(exec, (n) => (n === 0 ? 'lie' : 'honest'));
+      const pending = await balance(ACCOUNTS.pending(attemptId));
+      const buyerBefore = await usdc(buyer);
+      const stakeBefore = await balance(ACCOUNTS.stake(exec.nodeId));
+      const v = await until(jobId, (x) => x.state === 'failed' || x.state === 'passed' || x.state === 'window', 'the referees decide');
+      assert.equal(v.label, 'wrong-result', JSON.stringify(v));
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [
+          ['audit', false],
+          ['referee', false],
+          ['referee', false],
+        ],
+      );
+      const operators = [exec.providerId, ...(await checksOf(jobId)).map((c) => providerOfNode(c.nodeId))];
+      assert.equal(new Set(operators).size, 4, `executor, auditor and each referee on a different operator: ${operators.join(', ')}`);
+
+      const b = await bill(jobId);
+      const slashed = stakeBefore - (await balance(ACCOUNTS.stake(exec.nodeId)));
+      assert.equal(slashed, Math.min(stakeBefore, 20 * b.charged));
+      const toTreasury = Math.floor((slashed * REPORTER_SHARE_BPS) / 10_000);
+      assert.equal(b.verification?.payForfeited, pending);
+      assert.equal(b.verification?.compensation, slashed - toTreasury);
+      assert.equal(await usdc(buyer), buyerBefore + pending + slashed - toTreasury);
+      assert.equal(await balance(ACCOUNTS.pending(attemptId)), 0);
+
+      exec.banned = true;
+      const hb = await exec.heartbeat();
+      assert.ok(hb.status >= 400, `a banned node's signed request is refused: ${hb.status}`);
+      const pen = await get(`/v1/nodes/${exec.nodeId}/penalties`, exec.token);
+      assert.equal(pen.status, 200, JSON.stringify(pen.body));
+      assert.equal(pen.body.banned, true);
+      const wrong = pen.body.otherPenalties.find((p: { jobId: string }) => p.jobId === jobId);
+      assert.equal(wrong?.kind, 'wrong-result');
+      assert.equal(wrong?.slashed, slashed);
+      assert.equal(wrong?.banned, true);
+      assert.equal(wrong?.evidence.executor.outputDigest, (await h.coord.store.getVerification(jobId))?.outputDigest);
+      await assertBalanced();
+    });
+
+    test('a lying auditor: the auditor is penalized and banned, the executor passes and is paid', async () => {
+      const exec = live()[0] as Node;
+      const walletBefore = await usdc(exec.token);
+      const { jobId, attemptId } = await runOn(exec, (n) => (n === 1 ? 'lie' : 'honest'));
+      const pending = await balance(ACCOUNTS.pending(attemptId));
+      const v = await until(jobId, (x) => x.state === 'failed' || x.state === 'passed' || x.state === 'window', 'the referees decide');
+      assert.equal(v.state, 'passed', JSON.stringify(v));
+      assert.equal(v.label, 'audited-passed');
+      assert.equal(await usdc(exec.token), walletBefore + pending);
+      const [audit] = await checksOf(jobId);
+      const auditor = nodeOf(audit?.nodeId as string);
+      auditor.banned = true;
+      const pen = await get(`/v1/nodes/${auditor.nodeId}/penalties`, auditor.token);
+      assert.equal(pen.status, 200, JSON.stringify(pen.body));
+      assert.equal(pen.body.otherPenalties[0]?.kind, 'wrong-result');
+      assert.ok(pen.body.otherPenalties[0]?.slashed > 0);
+      assert.ok((await auditor.heartbeat()).status >= 400);
+      await assertBalanced();
+    });
+  });
+}
+
+verificationSuite('SQLite', async () => ({ stop: async () => {} }));
+verificationSuite(
+  'PostgreSQL',
+  async () => {
+    const pg = await startPostgres();
+    return { db: pg.url, stop: () => pg.stop() };
+  },
+  requirePostgres(),
+);

@@ -1,0 +1,215 @@
+/**
+ * The verification step of a job as a pure state machine (TRUST.md layers 4–5): the store loads a snapshot
+ * (the executor's committed result and the check runs made so far) and applies the plan this returns in one
+ * transaction. Opening: audited (state auditing) or not (state window, with the honest label). Advancing:
+ * after any check run ended, decide, queue referees, or wait. A result is the output digest and the exit
+ * code together: a run that produced the same files but exited differently did not reproduce the job.
+ */
+import type { VerifyTerms } from '../records.js';
+import type { AuditDecision } from './audit-rate.js';
+import type { VerificationLabel, VerificationState } from './records.js';
+import { mismatchVerdict } from './verification.js';
+
+/** TRUST.md: disputable for 7 days; open tier p_floor 10%. */
+export const DEFAULT_VERIFY_TERMS: Readonly<VerifyTerms> = { disputeWindowMs: 7 * 24 * 3_600_000, auditFloorBps: 1000 };
+/** Referees that must agree with one side of an audit mismatch (core verification.ts mismatchVerdict). */
+export const REFEREE_QUORUM = 2;
+/** Referee runs an audit mismatch may take before it is left undecided (unaudited, pay held to the window). */
+export const MAX_AUDIT_REFEREES = 5;
+/** Referee runs a dispute may take when they end without a result, before the dispute is void (bond returned). */
+export const MAX_DISPUTE_REFEREES = 3;
+
+export interface RunResult {
+  outputDigest: string;
+  exitCode: number | null;
+}
+
+/** One key per result: digest and exit code must both match. */
+export const resultKey = (r: RunResult): string => `${r.outputDigest}#${r.exitCode ?? 'none'}`;
+
+export type CheckOutcome = { status: 'running' } | { status: 'result'; result: RunResult } | { status: 'no-result' };
+
+export interface StepCheck {
+  jobId: string;
+  kind: 'audit' | 'referee';
+  /** A referee run of the buyer's dispute (not of an audit mismatch). */
+  forDispute: boolean;
+  outcome: CheckOutcome;
+}
+
+export interface StepSnapshot {
+  state: VerificationState;
+  /** Why the job was (not) audited: sets the label a void dispute returns to. */
+  reason: string;
+  executor: RunResult;
+  checks: readonly StepCheck[];
+  disputed: boolean;
+}
+
+export interface StepOpening {
+  state: 'auditing' | 'window';
+  label: VerificationLabel;
+  reason: string;
+}
+
+/** The step as it opens, from the audit decision and whether the treasury's audit budget can pay the run. */
+export function openStep(d: AuditDecision, auditFunded: boolean): StepOpening {
+  if (d.audit && auditFunded) return { state: 'auditing', label: 'audit-pending', reason: d.reason };
+  if (d.audit) return { state: 'window', label: 'unaudited', reason: 'audit-budget' };
+  return { state: 'window', label: d.reason === 'not-deterministic' ? 'not-verifiable' : 'sampled-out', reason: d.reason };
+}
+
+/** The label of a step in its window, from why it was not audited (a void dispute returns to it). */
+export function windowLabel(reason: string): VerificationLabel {
+  if (reason === 'not-deterministic') return 'not-verifiable';
+  if (reason === 'sampled-out') return 'sampled-out';
+  return 'unaudited';
+}
+
+export interface StepPlan {
+  state: VerificationState;
+  label: VerificationLabel;
+  verdict: string | null;
+  /** The step is over: pay released or forfeited (state passed or failed). */
+  resolved: boolean;
+  /** The executor's pay: released (pass), forfeited with a penalty (wrong), or still held (hold). */
+  executor: 'pass' | 'wrong' | 'hold';
+  /** True when an audit re-run agreed with the executor (its audit history and reputation count a pass). */
+  auditPassed: boolean;
+  /** Check runs whose own pay is released, and those confirmed wrong (their operator is penalized). */
+  paidChecks: string[];
+  wrongChecks: string[];
+  /** Referee runs to queue now. */
+  queueReferees: number;
+  /** What became of a dispute: the referee sided with the node, with the buyer, or produced nothing. */
+  dispute?: 'rejected' | 'upheld' | 'void';
+  /** The output both sides were judged against (the referees' quorum), when one was found. */
+  truth?: string;
+}
+
+const base = (p: Partial<StepPlan> & Pick<StepPlan, 'state' | 'label'>): StepPlan => ({
+  verdict: null,
+  resolved: false,
+  executor: 'hold',
+  auditPassed: false,
+  paidChecks: [],
+  wrongChecks: [],
+  queueReferees: 0,
+  ...p,
+});
+
+type Ended = StepCheck & { outcome: { status: 'result'; result: RunResult } };
+const hasResult = (c: StepCheck): c is Ended => c.outcome.status === 'result';
+
+/** The plan after a check run ended, or null to wait (a run of this round is still going). */
+export function advanceStep(s: StepSnapshot): StepPlan | null {
+  if (s.state !== 'auditing' && s.state !== 'refereeing') return null;
+  return s.disputed ? advanceDispute(s) : advanceAudit(s);
+}
+
+function advanceAudit(s: StepSnapshot): StepPlan | null {
+  const audit = s.checks.find((c) => c.kind === 'audit' && !c.forDispute);
+  if (!audit || audit.outcome.status === 'running') return null;
+  const withResults = s.checks.filter((c) => !c.forDispute).filter(hasResult);
+  const allPaid = withResults.map((c) => c.jobId);
+  if (audit.outcome.status === 'no-result') {
+    return base({ state: 'window', label: 'unaudited', verdict: 'the audit run ended without a result: unaudited, disputable until the window closes', paidChecks: allPaid });
+  }
+  const exec = resultKey(s.executor);
+  const auditKey = resultKey(audit.outcome.result);
+  if (auditKey === exec) {
+    return base({ state: 'passed', label: 'audited-passed', resolved: true, executor: 'pass', auditPassed: true, paidChecks: [audit.jobId], verdict: 'an independent re-run on another operator produced the same output and exit code' });
+  }
+  const referees = s.checks.filter((c) => c.kind === 'referee' && !c.forDispute);
+  if (referees.some((c) => c.outcome.status === 'running')) return null;
+  const votes = referees.filter(hasResult);
+  const v = mismatchVerdict(exec, auditKey, votes.map((c) => resultKey(c.outcome.result)), REFEREE_QUORUM);
+  if (v.kind === 'decided') {
+    const wrongChecks = withResults.filter((c) => resultKey(c.outcome.result) !== v.truth).map((c) => c.jobId);
+    const paidChecks = withResults.filter((c) => resultKey(c.outcome.result) === v.truth).map((c) => c.jobId);
+    const execWrong = v.wrong.includes('executor');
+    return base({
+      state: execWrong ? 'failed' : 'passed',
+      label: execWrong ? 'wrong-result' : 'audited-passed',
+      resolved: true,
+      executor: execWrong ? 'wrong' : 'pass',
+      auditPassed: !execWrong,
+      paidChecks,
+      wrongChecks,
+      truth: v.truth,
+      verdict: execWrong
+        ? `${REFEREE_QUORUM} referee runs on independent operators contradicted the executor's committed result`
+        : `the audit run disagreed, but ${REFEREE_QUORUM} referee runs on independent operators matched the executor's result; the auditor was wrong`,
+    });
+  }
+  if (referees.length >= MAX_AUDIT_REFEREES) {
+    return base({ state: 'window', label: 'unaudited', paidChecks: allPaid, verdict: `the audit disagreed and ${referees.length} referee runs reached no quorum: unaudited, disputable until the window closes` });
+  }
+  // One referee at a time: each one is placed after the earlier ones ended, so it can avoid their operators
+  // too (two referees queued together could both land on one third operator, whose single vote would count twice).
+  return base({ state: 'refereeing', label: 'audit-pending', queueReferees: 1 });
+}
+
+function advanceDispute(s: StepSnapshot): StepPlan | null {
+  const referees = s.checks.filter((c) => c.forDispute);
+  if (referees.length === 0 || referees.some((c) => c.outcome.status === 'running')) return null;
+  const ended = referees.filter(hasResult);
+  const last = ended[ended.length - 1];
+  if (!last) {
+    if (referees.length < MAX_DISPUTE_REFEREES) return base({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
+    return base({
+      state: 'window',
+      label: windowLabel(s.reason),
+      dispute: 'void',
+      verdict: `the dispute's ${referees.length} referee runs ended without a result: the dispute is void and the bond returned`,
+    });
+  }
+  const paidChecks = ended.map((c) => c.jobId);
+  if (resultKey(last.outcome.result) === resultKey(s.executor)) {
+    return base({
+      state: 'passed',
+      label: 'dispute-rejected',
+      resolved: true,
+      executor: 'pass',
+      paidChecks,
+      dispute: 'rejected',
+      verdict: "a referee run on an independent operator matched the node's result: the dispute was false and the bond goes to the node's provider",
+    });
+  }
+  return base({
+    state: 'failed',
+    label: 'wrong-result',
+    resolved: true,
+    executor: 'wrong',
+    paidChecks,
+    dispute: 'upheld',
+    truth: resultKey(last.outcome.result),
+    verdict: "a referee run on an independent operator contradicted the node's committed result: the dispute was right",
+  });
+}
+
+/** One honest sentence for the buyer (API, CLI, dashboard). `until` is the window's close, ISO 8601. */
+export function verificationSummary(v: { state: VerificationState; label: VerificationLabel; p: number; windowClosesAt: number }): string {
+  const p = `p=${v.p.toFixed(2)}`;
+  const until = new Date(v.windowClosesAt).toISOString();
+  switch (v.label) {
+    case 'audit-pending':
+      return `drawn for audit (${p}): an independent re-run on another operator is in progress; pay held until it ends`;
+    case 'audited-passed':
+      return `audited with ${p}: an independent re-run on another operator matched`;
+    case 'sampled-out':
+      return v.state === 'released' ? `sampled out (${p}); the dispute window closed on ${until} and pay was released` : `sampled out (${p}); disputable until ${until}; pay held until then`;
+    case 'not-verifiable':
+      return v.state === 'released'
+        ? `not verifiable (the job declared deterministic: false), never re-executed; the window closed on ${until}`
+        : `not verifiable (the job declared deterministic: false), never re-executed; disputable until ${until}; pay held until then`;
+    case 'unaudited':
+      return v.state === 'released' ? `unaudited: no audit could run; the window closed on ${until}` : `unaudited: drawn (${p}) but no audit could run; disputable until ${until}; pay held until then`;
+    case 'disputed':
+      return 'disputed by the buyer: a referee run on an independent operator decides; pay and bond held until then';
+    case 'dispute-rejected':
+      return "dispute rejected: a referee run on an independent operator matched the node's result; the bond went to the node's provider";
+    case 'wrong-result':
+      return "wrong result: referee runs on independent operators contradicted the node's committed result; pay returned to the buyer, the node slashed and banned";
+  }
+}
