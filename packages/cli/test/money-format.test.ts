@@ -79,8 +79,8 @@ describe('wallet views', () => {
     const out = formatBalances({
       accountId: 'acc-1',
       balances: [
-        { asset: 'usdc', available: 87_500_000, inEscrow: 10_000_000, pendingPayout: 2_500_000 },
-        { asset: 'credit', available: 0, inEscrow: 0, pendingPayout: 0 },
+        { asset: 'usdc', available: 87_500_000, inEscrow: 10_000_000, pendingPayout: 2_500_000, heldForVerification: 0, heldJobs: 0, nextWindowClosesAt: null },
+        { asset: 'credit', available: 0, inEscrow: 0, pendingPayout: 0, heldForVerification: 0, heldJobs: 0, nextWindowClosesAt: null },
       ],
     });
     assert.equal(
@@ -88,6 +88,22 @@ describe('wallet views', () => {
       ['ASSET   AVAILABLE  IN ESCROW  PENDING PAYOUT', 'USDC    87.500000  10.000000        2.500000', 'CREDIT   0.000000   0.000000        0.000000', ''].join('\n'),
     );
     assert.equal(formatBalances({ accountId: 'acc-9', balances: [] }), 'account acc-9 has no balances yet\n');
+  });
+
+  test('balance: pay held until verification, one line per asset with some', () => {
+    const usdc = { asset: 'usdc' as const, available: 1_000_000, inEscrow: 0, pendingPayout: 0 };
+    const held = formatBalances({
+      accountId: 'prov-1',
+      balances: [
+        { ...usdc, heldForVerification: 3_200_000, heldJobs: 2, nextWindowClosesAt: AT },
+        { asset: 'credit', available: 0, inEscrow: 0, pendingPayout: 0, heldForVerification: 0, heldJobs: 0, nextWindowClosesAt: null },
+      ],
+    });
+    const lines = held.split('\n');
+    assert.equal(lines.length, 5, held);
+    assert.match(lines[3] ?? '', /^held until verification: 3\.200000 USDC for 2 jobs; the soonest dispute window closes .*Z \(that pay is released by then/);
+    const running = formatBalances({ accountId: 'prov-1', balances: [{ ...usdc, heldForVerification: 5, heldJobs: 1, nextWindowClosesAt: null }] });
+    assert.match(running, /held until verification: 0\.000005 USDC for 1 job; released once their verification passes/);
   });
 
   test('history: signed amounts, balance after, job and memo', () => {

@@ -1,7 +1,7 @@
 /** Coordinator configuration: parsed once at start from the environment (and CLI overrides), pure and tested. */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
+import { DEFAULT_AUDIT_BUDGET_BPS, DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
 import type { StorePolicies } from './store/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -130,6 +130,12 @@ export interface CoordinatorConfig {
   canaryRate: number;
   /** GPUX_CANARY_CATALOG_SIZE. Known answers kept for canaries, newest first. Default 1000. */
   canaryCatalogSize: number;
+  /**
+   * GPUX_AUDIT_BUDGET_BPS. The share of the treasury's fee income that audits, referee runs and canaries may
+   * spend, basis points (core trust/audit-budget.ts; money put straight into the treasury adds to it). A
+   * check run past it is not funded: the job is labelled unaudited (reason audit-budget). Default 10000 (all).
+   */
+  auditBudgetBps: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -241,6 +247,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (!Number.isSafeInteger(c.auditFloorBps) || c.auditFloorBps < 1 || c.auditFloorBps > 10_000) invalid('auditFloorBps', String(c.auditFloorBps), 'an integer from 1 to 10000');
   if (!(c.canaryRate >= 0 && c.canaryRate <= 1)) invalid('canaryRate', String(c.canaryRate), 'a number from 0 to 1');
   if (!Number.isSafeInteger(c.canaryCatalogSize) || c.canaryCatalogSize < 1) invalid('canaryCatalogSize', String(c.canaryCatalogSize), 'a positive integer');
+  if (!Number.isInteger(c.auditBudgetBps) || c.auditBudgetBps < 0 || c.auditBudgetBps > 10_000) invalid('auditBudgetBps', String(c.auditBudgetBps), 'an integer from 0 to 10000');
   // TRUST.md: stake unbonds only after the longest dispute window plus 7 days, so a cheat found late still has stake to slash.
   if (c.verify && c.unbondDelayMs < c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS) {
     invalid('unbondDelayMs', String(c.unbondDelayMs), `at least the dispute window plus 7 days (${c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS} ms) while verification is on`);
@@ -313,6 +320,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     disputeBondMin: int(env, 'GPUX_DISPUTE_BOND_MIN', 1, 10 ** 15) ?? 100_000,
     canaryRate: fraction(env, 'GPUX_CANARY_RATE') ?? 0.01,
     canaryCatalogSize: int(env, 'GPUX_CANARY_CATALOG_SIZE', 1, 1_000_000) ?? 1000,
+    auditBudgetBps: int(env, 'GPUX_AUDIT_BUDGET_BPS', 0, 10_000) ?? DEFAULT_AUDIT_BUDGET_BPS,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   const merged = { ...c, ...withoutUndefined(overrides) };
@@ -320,12 +328,13 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
   return check(merged);
 }
 
-/** The store's policies from the config (start.ts passes them to openStore): node track records and auto-cordon, attempt deadlines. */
+/** The store's policies from the config (start.ts passes them to openStore): node track records and auto-cordon, attempt deadlines, the audit budget. */
 export function storePolicies(c: CoordinatorConfig): StorePolicies {
   return {
     nodeStats: { halfLifeMs: c.nodeStatsHalfLifeMs, cordonAfterFailures: c.cordonFailures, cordonWindowMs: c.cordonWindowMs },
     // An agent starts an attempt as soon as it receives it: one lease on top of the grace to do so.
     deadlines: { resultGraceMs: c.resultGraceMs, startGraceMs: c.resultGraceMs + c.leaseTtlMs },
+    auditBudgetBps: c.auditBudgetBps,
   };
 }
 

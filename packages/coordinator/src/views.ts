@@ -45,6 +45,8 @@ export function jobView(j: JobRecord, verification?: VerificationRecord | null):
     startedAt: j.startedAt,
     finishedAt: j.finishedAt,
     payment: j.payment,
+    // A check run its buyer can see (the replica of a replicas: 2 job) says what it checks.
+    ...(j.kind && j.kind !== 'buyer' ? { kind: j.kind, checkOf: j.checkOf ?? null } : {}),
   };
 }
 

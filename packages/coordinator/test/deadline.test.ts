@@ -66,7 +66,7 @@ describe('the coordinator ends attempts held past their deadline', () => {
     assert.equal((await loris.start(first.attemptId)).status, 200);
     const startedAt = Date.now();
     heartbeating(loris);
-    await honestNode('honest-running');
+    const honest = await honestNode('honest-running');
 
     const ended = await waitFor(async () => {
       const a = await h.coord.store.getAttempt(first.attemptId);
@@ -83,7 +83,7 @@ describe('the coordinator ends attempts held past their deadline', () => {
     assert.equal((await loris.result(first.attemptId, report('succeeded', { 'out.txt': 'late' }))).status, 409);
     const job = await waitFor(async () => {
       const j = await jobOf(jobId, buyer);
-      return j.state === 'succeeded' ? j : undefined;
+      return j.job.state === 'succeeded' ? j : undefined;
     }, 'the job succeeds elsewhere', 15_000);
     assert.ok(job.attempts.some((a) => a.nodeId !== loris.nodeId && a.state === 'succeeded'));
     assert.ok(job.events.some((e) => e.type === 'attempt.lost' && e.data.cause === 'deadline'));
@@ -92,6 +92,8 @@ describe('the coordinator ends attempts held past their deadline', () => {
       penalties.map((p) => [p.kind, p.attemptId, p.evidence.cause]),
       [['lease-abandoned', first.attemptId, 'deadline']],
     );
+    // The next scenario needs its loris alone.
+    assert.equal((await call(h.url, 'POST', `/v1/nodes/${honest.nodeId}/cordon`, { token: h.operator, body: {} })).status, 200);
   });
 
   test('a node that holds an assignment (lists it in its heartbeats) but never starts it loses it at creation + grace + a lease', async () => {
@@ -107,8 +109,10 @@ describe('the coordinator ends attempts held past their deadline', () => {
     assert.equal(ended.state, 'lost');
     assert.equal(ended.error, 'not started within the grace: the node held the assignment without starting it');
     assert.ok((ended.finishedAt ?? 0) - ended.createdAt >= GRACE_MS + LEASE_TTL_MS, 'not before its start deadline');
+    // Back in the queue (no other node is schedulable here), with the reason.
     const job = await jobOf(jobId, buyer);
-    assert.notEqual(job.attempts.at(-1)?.nodeId, loris.nodeId);
+    assert.equal(job.job.state, 'queued');
+    assert.equal(job.job.error, ended.error);
   });
 });
 

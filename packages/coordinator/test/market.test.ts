@@ -92,7 +92,7 @@ function marketOverHttp(name: string, database: () => Promise<Database>, opts: {
       const held = holdFor(JobSpec.parse(job()), 3 * USDC);
       assert.deepEqual(sub.body.job.payment, { asset: 'usdc', capPerUnitHour: 3 * USDC, units: 1, held });
       const w1 = (await get('/v1/wallet')).body.balances.find((b: { asset: string }) => b.asset === 'usdc');
-      assert.deepEqual(w1, { asset: 'usdc', available: 10 * USDC - held, inEscrow: held, pendingPayout: 0 });
+      assert.deepEqual(w1, { asset: 'usdc', available: 10 * USDC - held, inEscrow: held, pendingPayout: 0, heldForVerification: 0, heldJobs: 0, nextWindowClosesAt: null });
 
       // No stake yet: the node does not take it, and explain says why.
       assert.equal(WorkResponse.parse((await agent.work(300)).body).assignments.length, 0);

@@ -10,7 +10,9 @@
  * - a false dispute (bond to the provider, less the referee run) and a right one (bond back, node slashed);
  * - a lying executor: referees one at a time on distinct operators, wrong-result, pay back to the buyer, stake
  *   slashed by min(stake, 20 × price) with 10% to the treasury, banned, its penalty listed;
- * - a lying auditor: the auditor is penalized, the executor passes.
+ * - a lying auditor: the auditor is penalized, the executor passes;
+ * - replicas: 2: held at submission, a second run on another operator paid by the buyer (replicated-agreed),
+ *   a lying replica convicted by referees, refusals (deterministic: false, gangs, a short wallet), a cancel.
  * After each, the ledger balances (GET /v1/treasury).
  */
 import assert from 'node:assert/strict';
@@ -447,6 +449,138 @@ function verificationSuite(name: string, database: () => Promise<Database>, opts
       assert.equal(pen.body.otherPenalties[0]?.kind, 'wrong-result');
       assert.ok(pen.body.otherPenalties[0]?.slashed > 0);
       assert.ok((await auditor.heartbeat()).status >= 400);
+      await assertBalanced();
+    });
+
+    // replicas: 2 (TRUST.md layer 7): the buyer asks for a second run on another operator and pays for it.
+    const replicaOf = (jobId: string) => `${jobId}-replica`;
+    /** Enough independent operators for a replica and two referees, whatever the tests above banned. */
+    const ensureOperators = async (n: number) => {
+      while (live().length < n) await addProvider();
+    };
+    const chargedTo = async (jobId: string) => (await bill(jobId)).charged;
+
+    test('replicas: 2, both honest: replicated-agreed, the buyer pays both runs (held at submission), both providers paid after the match', async () => {
+      await ensureOperators(3);
+      const exec = live()[0] as Node;
+      const execBefore = await usdc(exec.token);
+      const buyerBefore = await usdc(buyer);
+      const passesBefore = (await h.coord.store.getReputation(exec.nodeId))?.auditsPassed ?? 0;
+      let held = 0;
+      const { jobId, attemptId } = await runOn(exec, () => 'honest', { replicas: 2 }, async (job) => {
+        const opened = await verification(job.jobId);
+        assert.equal(opened?.state, 'auditing');
+        assert.equal(opened?.label, 'replica-pending');
+        assert.equal(opened?.reason, 'replicated');
+        assert.equal(opened?.p, 1);
+        assert.equal(opened?.draw, null, 'replicated: no draw');
+        assert.match(opened?.summary ?? '', /replicas: 2: the second run on another operator/);
+        held = (await h.coord.store.getJob(job.jobId))?.payment?.held ?? 0;
+        const replica = await h.coord.store.getJob(replicaOf(job.jobId));
+        assert.equal(replica?.kind, 'audit');
+        assert.equal(replica?.checkOf, job.jobId);
+        assert.equal(replica?.buyerId, (await get('/v1/whoami')).body.accountId, "the replica run is the buyer's");
+        assert.equal(await balance(ACCOUNTS.escrow(replicaOf(job.jobId))), held, 'its escrow was held at submission');
+      });
+      const v = await until(jobId, (x) => x.state !== 'auditing' && x.state !== 'refereeing', 'the replica decides');
+      assert.equal(v.state, 'passed', JSON.stringify(v));
+      assert.equal(v.label, 'replicated-agreed');
+      assert.match(v.summary, /^replicated and agreed/);
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [['audit', true]],
+      );
+      const [replica] = await checksOf(jobId);
+      const replicaNode = nodeOf(replica?.nodeId as string);
+      assert.notEqual(replicaNode.providerId, exec.providerId, 'the replica ran on another operator');
+      // Both runs charged to the buyer; the unspent rest of both holds came back.
+      const charged = await chargedTo(jobId);
+      const replicaCharged = await chargedTo(replicaOf(jobId));
+      assert.ok(charged > 0 && replicaCharged > 0, `${charged} and ${replicaCharged}`);
+      assert.equal(await usdc(buyer), buyerBefore - charged - replicaCharged, 'the buyer paid both runs, nothing else');
+      assert.equal(await balance(ACCOUNTS.escrow(jobId)), 0);
+      assert.equal(await balance(ACCOUNTS.escrow(replicaOf(jobId))), 0);
+      // Both providers paid once the results matched; nothing left pending.
+      const replicaAttempt = (await h.coord.store.listAttempts(replicaOf(jobId)))[0];
+      assert.equal(await balance(ACCOUNTS.pending(attemptId)), 0);
+      assert.equal(await balance(ACCOUNTS.pending(replicaAttempt?.id as string)), 0);
+      assert.ok((await usdc(exec.token)) > execBefore, 'the executor was paid');
+      assert.equal((await bill(replicaOf(jobId))).verification?.payReleased, (await bill(replicaOf(jobId))).toProviders, "the replica's provider was paid");
+      assert.equal((await h.coord.store.getReputation(exec.nodeId))?.auditsPassed, passesBefore + 1, 'an agreement counts as an audit pass');
+      await assertBalanced();
+    });
+
+    test('replicas: 2, the replica lies: referees on further operators side with the executor; the replica is penalized and its pay goes back to the buyer', async () => {
+      await ensureOperators(5);
+      const exec = live()[0] as Node;
+      const execBefore = await usdc(exec.token);
+      const { jobId, attemptId } = await runOn(exec, (n) => (n === 1 ? 'lie' : 'honest'), { replicas: 2 });
+      const pending = await balance(ACCOUNTS.pending(attemptId));
+      const v = await until(jobId, (x) => x.state === 'failed' || x.state === 'passed' || x.state === 'window', 'the referees decide');
+      assert.equal(v.state, 'passed', JSON.stringify(v));
+      assert.equal(v.label, 'replicated-agreed');
+      assert.match(v.verdict ?? '', /the replica was wrong/);
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [
+          ['audit', false],
+          ['referee', true],
+          ['referee', true],
+        ],
+      );
+      const checks = await checksOf(jobId);
+      const operators = [exec.providerId, ...checks.map((c) => providerOfNode(c.nodeId))];
+      assert.equal(new Set(operators).size, 4, `executor, replica and each referee on a different operator: ${operators.join(', ')}`);
+      assert.equal(await usdc(exec.token), execBefore + pending, 'the honest executor is paid');
+      const liar = nodeOf(checks[0]?.nodeId as string);
+      liar.banned = true;
+      const pen = await get(`/v1/nodes/${liar.nodeId}/penalties`, liar.token);
+      assert.equal(pen.status, 200, JSON.stringify(pen.body));
+      assert.equal(pen.body.otherPenalties[0]?.kind, 'wrong-result');
+      assert.equal(pen.body.otherPenalties[0]?.jobId, replicaOf(jobId));
+      // The replica was the buyer's run: its forfeited pay and the buyer's share of the slash go to the buyer.
+      const rb = await bill(replicaOf(jobId));
+      assert.ok((rb.verification?.payForfeited ?? 0) > 0, JSON.stringify(rb.verification));
+      assert.ok((rb.verification?.compensation ?? 0) > 0);
+      assert.ok((await liar.heartbeat()).status >= 400);
+      await assertBalanced();
+    });
+
+    test('replicas: 2 is refused with deterministic: false, for gang jobs, and when the buyer cannot hold both runs', async () => {
+      const base = { resources: { gpu: { count: 1 } }, timeoutSeconds: 600, maxPricePerGpuHour: 3 * USDC, replicas: 2 as const };
+      const nd = await post('/v1/jobs', { spec: spec({ name: 'replica-nd', ...base, deterministic: false }) });
+      assert.equal(nd.status, 400, JSON.stringify(nd.body));
+      assert.match(JSON.stringify(nd.body), /results cannot be compared/);
+      const gang = await post('/v1/jobs', { spec: spec({ name: 'replica-gang', ...base, nodes: 2 }) });
+      assert.equal(gang.status, 400, JSON.stringify(gang.body));
+      assert.match(JSON.stringify(gang.body), /not supported for gang jobs/);
+      // One run holds 3 USDC/h × 600 s = 0.5 USDC: a wallet of 0.7 holds one run, not two.
+      const poor = await h.buyer();
+      assert.equal((await post('/v1/wallet/deposits', { amount: 700_000 }, poor)).status, 201);
+      const short = await post('/v1/jobs', { spec: spec({ name: 'replica-poor', ...base }) }, poor);
+      assert.equal(short.status, 402, JSON.stringify(short.body));
+      assert.match(short.body.error.message, /2 runs \(replicas: 2\)/);
+      assert.equal(await usdc(poor), 700_000, 'nothing held');
+      await assertBalanced();
+    });
+
+    test('replicas: 2 cancelled while queued: both holds go back to the buyer', async () => {
+      const cordoned = live();
+      for (const n of cordoned) assert.equal((await post(`/v1/nodes/${n.nodeId}/cordon`, {}, h.operator)).status, 200);
+      try {
+        const buyerBefore = await usdc(buyer);
+        const sub = await post('/v1/jobs', { spec: spec({ name: 'replica-cancel', resources: { gpu: { count: 1 } }, timeoutSeconds: 600, maxPricePerGpuHour: 3 * USDC, replicas: 2 }) });
+        assert.equal(sub.status, 201, JSON.stringify(sub.body));
+        const jobId: string = sub.body.job.id;
+        const held = (await h.coord.store.getJob(jobId))?.payment?.held ?? 0;
+        assert.equal(await usdc(buyer), buyerBefore - 2 * held, 'both runs held at submission');
+        assert.equal((await post(`/v1/jobs/${jobId}/cancel`, {})).status, 200);
+        assert.equal(await usdc(buyer), buyerBefore, 'both holds released');
+        assert.equal(await balance(ACCOUNTS.escrow(replicaOf(jobId))), 0);
+        assert.equal(await h.coord.store.getJob(replicaOf(jobId)), undefined, 'no replica run was written');
+      } finally {
+        for (const n of cordoned) assert.equal((await post(`/v1/nodes/${n.nodeId}/uncordon`, {}, h.operator)).status, 200);
+      }
       await assertBalanced();
     });
   });

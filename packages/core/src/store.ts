@@ -20,7 +20,7 @@ export type { AttemptsPort, AttemptWriteResult, LostAttempt } from './store/atte
 export type { CanaryIssueQuery, CanaryPassResult, CanaryPort, CanaryStats } from './store/canaries.js';
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
-export type { LedgerPort } from './store/ledger.js';
+export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
 export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
 export type { Page } from './store/page.js';

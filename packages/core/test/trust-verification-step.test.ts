@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { advanceStep, MAX_AUDIT_REFEREES, MAX_DISPUTE_REFEREES, openStep, type StepCheck, type StepSnapshot, verificationSummary } from '../src/index.js';
+import { advanceStep, MAX_AUDIT_REFEREES, MAX_DISPUTE_REFEREES, openReplicaStep, openStep, REPLICATED, type StepCheck, type StepSnapshot, verificationSummary } from '../src/index.js';
 
 const R = (d: string, exitCode: number | null = 0) => ({ status: 'result' as const, result: { outputDigest: d, exitCode } });
 const running = { status: 'running' as const };
@@ -120,5 +120,54 @@ describe('verification summary', () => {
   it('says p and the window honestly', () => {
     assert.match(verificationSummary({ state: 'passed', label: 'audited-passed', p: 0.1, windowClosesAt: 0 }), /audited with p=0\.10: an independent re-run on another operator matched/);
     assert.match(verificationSummary({ state: 'window', label: 'sampled-out', p: 0.1, windowClosesAt: 0 }), /sampled out \(p=0\.10\); disputable until 1970-01-01T00:00:00\.000Z; pay held until then/);
+  });
+});
+
+describe('verification step: replicas: 2', () => {
+  const rep = (checks: StepCheck[], over: Partial<StepSnapshot> = {}) => snap(checks, { reason: REPLICATED, ...over });
+  it('opens as a replica run (funded by the hold taken at submission), or unaudited with the reason when that hold is gone', () => {
+    assert.deepEqual(openReplicaStep(true), { state: 'auditing', label: 'replica-pending', reason: 'replicated' });
+    assert.deepEqual(openReplicaStep(false), { state: 'window', label: 'unaudited', reason: 'replica-unfunded' });
+  });
+
+  it('an agreeing replica: replicated-agreed, both paid, and it counts as an audit pass', () => {
+    assert.equal(advanceStep(rep([audit(running)])), null);
+    const p = advanceStep(rep([audit(R('good'))]));
+    assert.equal(p?.state, 'passed');
+    assert.equal(p?.label, 'replicated-agreed');
+    assert.equal(p?.executor, 'pass');
+    assert.equal(p?.auditPassed, true);
+    assert.deepEqual(p?.paidChecks, ['audit']);
+    assert.match(p?.verdict ?? '', /second run \(replicas: 2\) on another operator produced the same output/);
+  });
+
+  it('a mismatch: referees (label replica-pending meanwhile); the liar is convicted either way', () => {
+    const first = advanceStep(rep([audit(R('true'))]));
+    assert.equal(first?.state, 'refereeing');
+    assert.equal(first?.label, 'replica-pending');
+    assert.equal(first?.queueReferees, 1);
+    const execWrong = advanceStep(rep([audit(R('true')), ref('r1', R('true')), ref('r2', R('true'))], { state: 'refereeing' }));
+    assert.equal(execWrong?.label, 'wrong-result');
+    assert.equal(execWrong?.executor, 'wrong');
+    assert.deepEqual(execWrong?.paidChecks, ['audit', 'r1', 'r2']);
+    const replicaWrong = advanceStep(rep([audit(R('bad')), ref('r1', R('good')), ref('r2', R('good'))], { state: 'refereeing' }));
+    assert.equal(replicaWrong?.state, 'passed');
+    assert.equal(replicaWrong?.label, 'replicated-agreed');
+    assert.equal(replicaWrong?.executor, 'pass');
+    assert.deepEqual(replicaWrong?.wrongChecks, ['audit']);
+    assert.match(replicaWrong?.verdict ?? '', /the replica was wrong/);
+  });
+
+  it('a replica without a result, or referees without a quorum: unaudited in the window', () => {
+    const p = advanceStep(rep([audit(none)]));
+    assert.equal(p?.label, 'unaudited');
+    assert.match(p?.verdict ?? '', /replica run ended without a result/);
+    const refs = Array.from({ length: MAX_AUDIT_REFEREES }, (_, i) => ref(`r${i}`, R(`x${i}`)));
+    assert.equal(advanceStep(rep([audit(R('bad')), ...refs], { state: 'refereeing' }))?.label, 'unaudited');
+  });
+
+  it('summaries say replicated, never audited with p', () => {
+    assert.match(verificationSummary({ state: 'auditing', label: 'replica-pending', p: 1, windowClosesAt: 0 }), /replicas: 2: the second run on another operator .* in progress; pay held/);
+    assert.match(verificationSummary({ state: 'passed', label: 'replicated-agreed', p: 1, windowClosesAt: 0 }), /^replicated and agreed: a second run on another operator/);
   });
 });

@@ -128,6 +128,12 @@ export const JobSpec = z
       .boolean()
       .optional()
       .describe('false: the job cannot reproduce its output bit for bit (GPU training, sampling); it is never audited by re-execution and its result is labelled not verifiable. Absent: true'),
+    replicas: z
+      .union([z.literal(1), z.literal(2)])
+      .optional()
+      .describe(
+        '2: the job runs again on a second, independent operator and the two results are compared; a referee decides a mismatch; the buyer pays both runs (both are held in escrow at submission). Not with deterministic: false (results cannot be compared) nor with nodes > 1. Absent: 1',
+      ),
     canaryReuse: z
       .boolean()
       .optional()
@@ -135,6 +141,17 @@ export const JobSpec = z
   })
   .strict()
   .superRefine((spec, ctx) => {
+    if (spec.replicas === 2 && spec.deterministic === false) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['replicas'],
+        message: 'replicas: 2 compares the two runs\' outputs bit for bit, and a job with deterministic: false cannot reproduce its output, so the results cannot be compared — drop replicas, or make the job deterministic',
+      });
+    }
+    // A gang's members each commit their own output; comparing two gangs member by member is not built.
+    if (spec.replicas === 2 && (spec.nodes ?? 1) > 1) {
+      ctx.addIssue({ code: 'custom', path: ['replicas'], message: 'replicas: 2 is not supported for gang jobs (nodes > 1) — drop replicas, or run one node' });
+    }
     const n = specBytesWithoutInputs(spec);
     if (n > MAX_SPEC_BYTES) {
       ctx.addIssue({

@@ -17,6 +17,17 @@ export const Balance = z.object({
   available: Amount.describe('Spendable: holds new jobs, pays stake, can be withdrawn'),
   inEscrow: Amount.describe('Held for your unfinished jobs'),
   pendingPayout: Amount.describe('Withdrawals the settlement adapter has not completed yet'),
+  // Issue 11 (optional: coordinators before it do not send them).
+  heldForVerification: Amount.optional().describe(
+    "Pay you earned as a provider but not yet received: held until each job's verification passes or its dispute window closes (pending:<attempt>); forfeited back to the buyer on a confirmed wrong result",
+  ),
+  heldJobs: z.number().int().min(0).optional().describe('Jobs whose pay is in heldForVerification'),
+  nextWindowClosesAt: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe("The soonest dispute window among those jobs closes then (epoch ms): that job's pay is released by then unless disputed or found wrong; an audit that passes releases it sooner. null: no job's step has opened yet"),
 });
 export type Balance = z.infer<typeof Balance>;
 export const WalletResponse = z.object({ accountId: z.string(), balances: z.array(Balance) });
@@ -44,7 +55,7 @@ export const DepositRequest = z
     asset: Asset.default('usdc'),
     amount: RequestAmount,
     reference: z.string().min(1).max(256).optional().describe('The external payment this deposit records (required from operators)'),
-    accountId: z.string().min(1).optional().describe('Operators only: the account to credit (default: your own)'),
+    accountId: z.string().min(1).optional().describe('Operators only: the account to credit (default: your own); "treasury" funds the treasury and so its audit budget'),
   })
   .strict();
 export type DepositRequest = z.input<typeof DepositRequest>;
@@ -206,8 +217,41 @@ export const AssetTotals = z.object({
   stake: Amount.describe('Bonded and unbonding'),
   pendingPayouts: Amount,
   balanced: z.boolean().describe('The accounts sum to what was minted, and none but the world is negative'),
+  // Issue 11 (optional: coordinators before it do not send them).
+  pendingPay: Amount.optional().describe("Providers' pay held until verification (pending:<attempt>), all providers"),
+  bonds: Amount.optional().describe("Buyers' dispute bonds held until the referee decides (bond:<job>)"),
+  auditBudget: z
+    .object({
+      feeIncome: Amount.describe("Every settlement fee the treasury received (check runs' fees included)"),
+      funded: Amount.describe('Money put straight into the treasury (mints and recorded deposits)'),
+      spent: SignedAmount.describe('Held from the treasury for audits, referee runs and canaries, minus the unspent rest that came back; a running check run counts with its whole hold'),
+      allowance: Amount.describe('auditBudgetBps × feeIncome / 10000 + funded: what verification may spend in all'),
+      left: Amount.describe('max(0, allowance − spent): a check run is funded only while its hold fits here (and the treasury balance covers it); otherwise the job is labelled unaudited, reason audit-budget'),
+    })
+    .optional()
+    .describe("The audit budget (TRUST.md \"Who pays for verification\")"),
+  flows: z
+    .array(z.object({ kind: z.string(), in: Amount, out: Amount }))
+    .optional()
+    .describe('Lifetime money into and out of the treasury per transfer kind; Σ(in − out) is the treasury balance'),
 });
-export const TreasuryResponse = z.object({ feeBps: z.number().int(), assets: z.array(AssetTotals) });
+export const TreasuryResponse = z.object({
+  feeBps: z.number().int(),
+  auditBudgetBps: z.number().int().optional().describe('GPUX_AUDIT_BUDGET_BPS: the share of the fee income audits, referee runs and canaries may spend'),
+  assets: z.array(AssetTotals),
+  canaries: z
+    .object({
+      catalog: z.number().int().describe('Known answers kept'),
+      issued: z.number().int(),
+      open: z.number().int().describe('Running, or waiting for a referee'),
+      passed: z.number().int(),
+      failed: z.number().int().describe('Confirmed by a referee: the node was penalized'),
+      dropped: z.number().int().describe('The referee sided with the node: the catalog entry was dropped'),
+      noResult: z.number().int().describe('Ended without a result: nothing decided'),
+    })
+    .optional()
+    .describe('Known-answer jobs paid from the audit budget'),
+});
 export type TreasuryResponse = z.infer<typeof TreasuryResponse>;
 export const LedgerQuery = z.object({ limit: Limit(500, 100), cursor: Cursor, jobId: z.string().optional(), account: z.string().optional() });
 export type LedgerQuery = z.input<typeof LedgerQuery>;

@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { Amount, Asset } from './money.js';
 
 export const VerificationState = z.enum(['auditing', 'refereeing', 'window', 'passed', 'released', 'failed']);
-export const VerificationLabel = z.enum(['audit-pending', 'audited-passed', 'sampled-out', 'not-verifiable', 'unaudited', 'disputed', 'dispute-rejected', 'wrong-result']);
+export const VerificationLabel = z.enum(['audit-pending', 'audited-passed', 'replica-pending', 'replicated-agreed', 'sampled-out', 'not-verifiable', 'unaudited', 'disputed', 'dispute-rejected', 'wrong-result']);
 export type VerificationLabel = z.infer<typeof VerificationLabel>;
 
 export const VerificationView = z.object({
   state: VerificationState,
-  label: VerificationLabel.describe('The honest label: audited and passed, sampled out (with p), not verifiable, disputed, …'),
+  label: VerificationLabel.describe('The honest label: audited and passed, replicated and agreed, sampled out (with p), not verifiable, disputed, …'),
   summary: z.string().describe('The label in one sentence, with p, the window and the stake behind it'),
   attemptId: z.string(),
   nodeId: z.string(),

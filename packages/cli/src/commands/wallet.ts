@@ -19,12 +19,29 @@ interface Flags {
 
 export function formatBalances(w: WalletResponse): string {
   if (w.balances.length === 0) return `account ${w.accountId} has no balances yet\n`;
-  return formatTable(w.balances, [
+  const table = formatTable(w.balances, [
     { header: 'ASSET', value: (b) => ASSET_SYMBOL[b.asset] },
     { header: 'AVAILABLE', value: (b) => money(b.available, b.asset, false), align: 'right' },
     { header: 'IN ESCROW', value: (b) => money(b.inEscrow, b.asset, false), align: 'right' },
     { header: 'PENDING PAYOUT', value: (b) => money(b.pendingPayout, b.asset, false), align: 'right' },
   ]);
+  return table + formatHeld(w);
+}
+
+/** A provider's pay held until verification (issue 11), one line per asset with some; nothing otherwise. */
+export function formatHeld(w: WalletResponse): string {
+  return w.balances
+    .filter((b) => (b.heldForVerification ?? 0) > 0)
+    .map((b) => {
+      const n = b.heldJobs ?? 0;
+      const jobs = `${n} job${n === 1 ? '' : 's'}`;
+      const when =
+        b.nextWindowClosesAt === null || b.nextWindowClosesAt === undefined
+          ? 'released once their verification passes or their dispute windows close'
+          : `the soonest dispute window closes ${formatTime(b.nextWindowClosesAt)} (that pay is released by then unless disputed; a passed audit releases it sooner)`;
+      return `held until verification: ${money(b.heldForVerification ?? 0, b.asset)} for ${jobs}; ${when}\n`;
+    })
+    .join('');
 }
 
 export function formatWalletHistory(entries: readonly WalletEntry[]): string {

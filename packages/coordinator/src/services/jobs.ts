@@ -27,6 +27,13 @@ function canonical(v: unknown): string {
 
 export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
   const now = rt.clock.now();
+  const replicated = spec.replicas === 2;
+  // The spec schema refuses replicas: 2 with deterministic: false or nodes > 1; the replica run is the verification step's.
+  if (replicated && !rt.config.verify) {
+    throw new GpuxError('SPEC_INVALID', 'replicas: 2 needs result verification, and this coordinator runs with it off', {
+      problems: [{ path: 'replicas', message: 'drop replicas, or ask the operator to turn verification on (GPUX_VERIFY=on)' }],
+    });
+  }
   const payment = paymentFor(rt, spec);
   const { job, created } = await rt.store
     .submitJob({
@@ -37,7 +44,9 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
       now,
       ...(payment ? { payment } : {}),
       // Pay after verification (TRUST.md layer 4): a paid job's provider share is held until its step passes or its window closes.
-      ...(payment && rt.config.verify
+      // A replicated job opens its step without a market too: its second run is what the buyer asked for.
+      // With a market, the store holds the replica's escrow (one more attempt) beside the job's (verification-jobs.ts).
+      ...((payment || replicated) && rt.config.verify
         ? { holdPay: true, verifyTerms: { disputeWindowMs: rt.config.disputeWindowSeconds * 1000, auditFloorBps: rt.config.auditFloorBps } }
         : {}),
       // Operators are exempt: the bound is against a buyer crowding the queue (issue 10 item 7).
@@ -46,8 +55,9 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
     .catch((err: unknown) => {
       if (!(isGpuxError(err) && err.code === 'INSUFFICIENT_FUNDS' && payment)) throw err;
       const c = payment;
-      const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${spec.resources.gpu.count > 0 ? 'GPU' : 'job'}-hour × ${c.units} × ${spec.nodes ?? 1} node(s) × ${spec.timeoutSeconds} s)`;
-      throw new GpuxError('INSUFFICIENT_FUNDS', `${why}; ${err.message} — deposit funds (gpux wallet deposit), or lower maxPricePerGpuHour or timeoutSeconds`, { cause: err });
+      const runs = replicated ? ` × 2 runs (replicas: 2): ${formatAmount(2 * c.held, c.asset)} in all` : '';
+      const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${spec.resources.gpu.count > 0 ? 'GPU' : 'job'}-hour × ${c.units} × ${spec.nodes ?? 1} node(s) × ${spec.timeoutSeconds} s)${runs}`;
+      throw new GpuxError('INSUFFICIENT_FUNDS', `${why}; ${err.message} — deposit funds (gpux wallet deposit), or lower maxPricePerGpuHour or timeoutSeconds${replicated ? ', or drop replicas' : ''}`, { cause: err });
     });
   if (!created && canonical(job.spec) !== canonical(spec)) {
     throw new GpuxError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key ${JSON.stringify(idempotencyKey)} was used for job ${job.id} with a different spec`);

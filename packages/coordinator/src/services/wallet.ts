@@ -3,7 +3,7 @@
  * on a dev network), withdrawals as pending payouts the operator completes or rejects, and the operator's
  * views of the treasury and the ledger.
  */
-import { ACCOUNTS, GpuxError, move, newId, type PayoutRecord, type TransferRecord } from '@gpux/core';
+import { ACCOUNTS, auditBudgetOf, GpuxError, move, newId, type PayoutRecord, type TransferRecord } from '@gpux/core';
 import {
   ASSETS,
   type DepositRequest,
@@ -43,13 +43,21 @@ export function payoutView(p: PayoutRecord): PayoutView {
 export async function wallet(rt: Runtime, p: Principal): Promise<WalletResponse> {
   const escrow = await rt.store.escrowOfBuyer(p.accountId);
   const pending = await rt.store.listPayouts({ accountId: p.accountId, state: 'pending', limit: 1000 });
+  // Issue 11: a provider's pay waits in pending:<attempt> until verification; shown, never counted as available.
+  const held = await rt.store.pendingPayOf(p.accountId);
   const balances = await Promise.all(
-    ASSETS.map(async (asset) => ({
-      asset,
-      available: await rt.store.getBalance(ACCOUNTS.wallet(p.accountId), asset),
-      inEscrow: escrow[asset] ?? 0,
-      pendingPayout: pending.filter((x) => x.asset === asset).reduce((s, x) => s + x.amount, 0),
-    })),
+    ASSETS.map(async (asset) => {
+      const h = held.find((x) => x.asset === asset);
+      return {
+        asset,
+        available: await rt.store.getBalance(ACCOUNTS.wallet(p.accountId), asset),
+        inEscrow: escrow[asset] ?? 0,
+        pendingPayout: pending.filter((x) => x.asset === asset).reduce((s, x) => s + x.amount, 0),
+        heldForVerification: h?.amount ?? 0,
+        heldJobs: h?.jobs ?? 0,
+        nextWindowClosesAt: h?.nextWindowClosesAt ?? null,
+      };
+    }),
   );
   return { accountId: p.accountId, balances };
 }
@@ -62,8 +70,12 @@ export async function walletHistory(rt: Runtime, p: Principal, q: { asset?: (typ
   };
 }
 
+/** The accountId an operator deposits to in order to fund the treasury (and so its audit budget). */
+export const TREASURY_ACCOUNT_ID = 'treasury';
+
 /**
- * Operators record money that arrived outside (with its reference) into any account; on a dev network
+ * Operators record money that arrived outside (with its reference) into any account, the treasury included
+ * (accountId "treasury": it funds audits, referee runs and canaries); on a dev network
  * (GPUX_DEV_MINT=1) any account may mint test funds into its own wallet.
  */
 export async function deposit(rt: Runtime, p: Principal, body: Out<typeof DepositRequest>): Promise<TransferView> {
@@ -79,9 +91,11 @@ export async function deposit(rt: Runtime, p: Principal, body: Out<typeof Deposi
         : 'deposits on this network are recorded by its operator when your payment arrives; test funds can be minted only on a dev network (GPUX_DEV_MINT=1)',
     );
   }
+  // An operator funds the treasury's audit budget (TRUST.md "who pays for verification") by naming it.
+  const account = operator && target === TREASURY_ACCOUNT_ID ? ACCOUNTS.treasury : ACCOUNTS.wallet(target);
   const t = await rt.store.postTransfer({
     kind: mint ? 'mint' : 'deposit',
-    postings: move(body.asset, ACCOUNTS.world, [{ account: ACCOUNTS.wallet(target), amount: body.amount }]),
+    postings: move(body.asset, ACCOUNTS.world, [{ account, amount: body.amount }]),
     at: rt.clock.now(),
     memo: mint ? `test funds for ${target}` : `deposit for ${target}`,
     reference: body.reference ?? null,
@@ -128,20 +142,34 @@ export async function settlePayout(rt: Runtime, p: Principal, id: string, outcom
   return payoutView(payout);
 }
 
+/**
+ * The treasury and the ledger's totals per asset, the audit budget (core trust/audit-budget.ts: what the
+ * store enforces when it funds a check run) with the treasury's flows it is read from, and the canaries.
+ */
 export async function treasury(rt: Runtime): Promise<TreasuryResponse> {
-  const totals = await rt.store.ledgerTotals();
+  const [totals, flows, canaries] = await Promise.all([rt.store.ledgerTotals(), rt.store.treasuryFlows(), rt.store.canaryStats()]);
+  const shareBps = rt.config.auditBudgetBps;
   return {
     feeBps: rt.config.treasuryFeeBps,
-    assets: totals.map((t) => ({
-      asset: t.asset,
-      minted: t.minted,
-      treasury: t.treasury,
-      wallets: t.wallets,
-      escrow: t.escrow,
-      stake: t.stake,
-      pendingPayouts: t.pendingPayouts,
-      balanced: t.inside === t.minted && t.negativeAccounts === 0,
-    })),
+    auditBudgetBps: shareBps,
+    assets: totals.map((t) => {
+      const { feeIncome, funded, spent, allowance, left } = auditBudgetOf(t.asset, flows, shareBps);
+      return {
+        asset: t.asset,
+        minted: t.minted,
+        treasury: t.treasury,
+        wallets: t.wallets,
+        escrow: t.escrow,
+        stake: t.stake,
+        pendingPayouts: t.pendingPayouts,
+        balanced: t.inside === t.minted && t.negativeAccounts === 0,
+        pendingPay: t.pendingPay ?? 0,
+        bonds: t.bonds ?? 0,
+        auditBudget: { feeIncome, funded, spent, allowance, left },
+        flows: flows.filter((f) => f.asset === t.asset).map((f) => ({ kind: f.kind, in: f.in, out: f.out })),
+      };
+    }),
+    canaries: { catalog: canaries.catalog, issued: canaries.issued, open: canaries.open, passed: canaries.passed, failed: canaries.failed, dropped: canaries.dropped, noResult: canaries.noResult },
   };
 }
 

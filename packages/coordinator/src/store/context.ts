@@ -36,6 +36,8 @@ export interface StorePolicies {
   nodeStats?: Partial<NodeStatsPolicy>;
   /** The attempt deadlines' graces (core attempt-end/deadline.ts); defaults DEFAULT_DEADLINE_POLICY. */
   deadlines?: Partial<AttemptDeadlinePolicy>;
+  /** The audit budget's share of the treasury's fee income, bps (core trust/audit-budget.ts); default 10000. */
+  auditBudgetBps?: number;
 }
 
 export function resolveQuirks(q: StoreQuirksInput): StoreQuirks {
@@ -59,6 +61,8 @@ export interface StoreContext {
   policy: NodeStatsPolicy;
   /** StorePolicies.deadlines over the defaults; absent: DEFAULT_DEADLINE_POLICY (deadlinesOf). */
   deadlines?: AttemptDeadlinePolicy;
+  /** StorePolicies.auditBudgetBps; absent: DEFAULT_AUDIT_BUDGET_BPS (store/treasury-flows.ts auditBudgetBpsOf). */
+  auditBudgetBps?: number;
 }
 
 /** The node-stats policy in force: the given fields over core's defaults (an undefined field keeps its default). */

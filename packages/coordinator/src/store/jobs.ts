@@ -8,6 +8,7 @@ import { insertEvents } from './events.js';
 import { checkColumns, type JobRow, jobFromRow, paymentColumns, specColumns } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
+import { holdReplicaIn } from './verification-jobs.js';
 
 export const CANCELLED_BY_BUYER = 'cancelled by the buyer';
 
@@ -91,6 +92,7 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
     if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
     // Only a new job holds: a short wallet throws INSUFFICIENT_FUNDS and the insert above rolls back with it.
     await holdEscrowIn(trx, job);
+    await holdReplicaIn(trx, job);
     await insertEvents(trx, ctx, [
       { at: job.now, subject: 'job', subjectId: job.id, type: 'job.submitted', data: { buyerId: job.buyerId, name: job.spec.name, idempotencyKey: key } },
     ]);

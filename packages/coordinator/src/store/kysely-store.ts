@@ -25,12 +25,13 @@ import { failQueueTimeouts } from './queue-timeout.js';
 import * as reputation from './reputation.js';
 import * as settlement from './settlement.js';
 import * as stake from './stake.js';
+import { treasuryFlows } from './treasury-flows.js';
 import * as wallet from './wallet.js';
 import type { Database } from './schema.js';
 
 /** `quirks`: how the dialect behaves; `policies`: the coordinator's rules (from its config), kept apart. */
 export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}): Store {
-  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(policies), deadlines: resolveDeadlines(policies) };
+  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(policies), deadlines: resolveDeadlines(policies), ...(policies.auditBudgetBps !== undefined && { auditBudgetBps: policies.auditBudgetBps }) };
   let closed: Promise<void> | undefined;
   return {
     dialect: ctx.q.dialect,
@@ -101,6 +102,8 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     listTransfers: (q) => wallet.listTransfers(ctx, q),
     jobTransfers: (jobId) => wallet.jobTransfers(ctx, jobId),
     ledgerTotals: () => wallet.ledgerTotals(ctx),
+    pendingPayOf: (providerId) => wallet.pendingPayOf(ctx, providerId),
+    treasuryFlows: () => treasuryFlows(ctx),
     settleRunning: (now, minIntervalMs, limit) => settlement.settleRunning(ctx, now, minIntervalMs, limit),
 
     requestPayout: (p) => payouts.requestPayout(ctx, p),

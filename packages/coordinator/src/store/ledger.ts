@@ -15,6 +15,7 @@ import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
 import type { StoreContext } from './context.js';
 import type { Database } from './schema.js';
+import { countTreasuryFlowsIn } from './treasury-flows.js';
 
 /** Sum postings per (account, asset), drop zeros, order for locking. */
 function normalize(postings: readonly Posting[]): Posting[] {
@@ -79,6 +80,8 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
     if (after > MAX_AMOUNT || after < -MAX_AMOUNT) throw amountLimit(p.account, p.asset, after - p.amount, p.amount);
     applied.push({ ...p, balanceAfter: after });
   }
+  // The audit budget's running totals (treasury-flows.ts), in this transaction, after the treasury's row moved.
+  await countTreasuryFlowsIn(trx, t.kind, postings);
   const record = {
     id: newId('tx', t.at, cryptoRandom),
     kind: t.kind,

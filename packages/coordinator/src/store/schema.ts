@@ -231,6 +231,14 @@ export interface AsksTable {
 }
 
 /** The treasury fee's rounding remainder per (provider, asset), in fee-bps units below 10000 (0008). */
+/** The treasury's lifetime money in and out per (asset, transfer kind), both ≥ 0 (0014; core trust/audit-budget.ts). */
+export interface TreasuryFlowsTable {
+  asset: string;
+  kind: string;
+  amount_in: number;
+  amount_out: number;
+}
+
 export interface FeeCarryTable {
   provider_id: string;
   asset: string;
@@ -395,6 +403,7 @@ export interface Database {
   asks: AsksTable;
   market_prices: MarketPricesTable;
   fee_carry: FeeCarryTable;
+  treasury_flows: TreasuryFlowsTable;
   equivocations: EquivocationsTable;
   node_reputation: NodeReputationTable;
   verifications: VerificationsTable;

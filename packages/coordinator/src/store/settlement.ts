@@ -21,6 +21,7 @@ import { inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
 import { balanceIn, postTransferIn } from './ledger.js';
 import type { Database } from './schema.js';
+import { releaseReplicaHoldIn } from './verification-jobs.js';
 
 /** Post the submission hold of a job that carries payment (INSUFFICIENT_FUNDS propagates; the caller rolls back). */
 export async function holdEscrowIn(trx: Kysely<Database>, job: NewJob): Promise<void> {
@@ -46,9 +47,11 @@ export async function releaseEscrowIn(
   why: string,
 ): Promise<NewEvent[]> {
   const release = escrowRelease(job, asset, await balanceIn(trx, ctx, ACCOUNTS.escrow(job.id), asset, true), now, why);
-  if (!release) return [];
+  // replicas: 2: the replica run's hold (taken at submission) goes back too, since the job ends without a result.
+  const replica = await releaseReplicaHoldIn(trx, ctx, job, asset, now, why);
+  if (!release) return replica;
   await postTransferIn(trx, release.transfer);
-  return [release.event];
+  return [release.event, ...replica];
 }
 
 /**

@@ -5,13 +5,14 @@
  * job, and the escrow funded from the treasury (TRUST.md "who pays": the treasury's audit budget). What the
  * escrow does not spend returns to the treasury when the run ends (sweepAuditWalletIn).
  */
-import { ACCOUNTS, type JobRecord, jobPriority, newId, PRIORITY_RANK } from '@gpux/core';
+import { ACCOUNTS, auditBudgetAllows, type JobRecord, jobPriority, type NewJob, newId, PRIORITY_RANK } from '@gpux/core';
 import { type Asset, formatAmount } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
 import type { StoreContext } from './context.js';
 import type { NewEvent } from './events.js';
 import { balanceIn, postTransferIn } from './ledger.js';
+import { auditBudgetIn } from './treasury-flows.js';
 import { checkColumns, type JobRow, paymentColumns, specColumns } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -33,30 +34,98 @@ export function checkRunHold(job: Pick<JobRecord, 'payment' | 'spec'>): number {
 
 const checkRetries = (spec: JobRecord['spec']): number => Math.min(spec.maxRetries, CHECK_MAX_RETRIES);
 
-/** Whether the treasury can fund `runs` check runs of `job` (their escrow holds); true without a market. */
+/**
+ * Whether the treasury can fund `runs` check runs of `job` (their escrow holds): its balance covers them and
+ * they fit the audit budget (core trust/audit-budget.ts: spent + holds ≤ share × fee income + funded). True
+ * without a market.
+ */
 export async function treasuryCanFund(trx: Kysely<Database>, ctx: StoreContext, job: Pick<JobRecord, 'payment' | 'spec'>, runs = 1): Promise<boolean> {
   const hold = checkRunHold(job);
   if (!job.payment || hold <= 0) return true;
-  return (await balanceIn(trx, ctx, ACCOUNTS.treasury, job.payment.asset, true)) >= hold * runs;
+  const need = hold * runs;
+  if ((await balanceIn(trx, ctx, ACCOUNTS.treasury, job.payment.asset, true)) < need) return false;
+  // Read after the treasury's balance row is locked: every writer of the budget's totals holds it first.
+  return auditBudgetAllows(await auditBudgetIn(trx, ctx, job.payment.asset), need);
 }
 
 /**
- * Insert a check run of `of` (full spec) and hold its escrow from the treasury. The caller checked the
- * treasury can fund it (INSUFFICIENT_FUNDS otherwise, and the caller's transaction rolls back).
+ * replicas: 2 (the buyer pays the second run). Its escrow is held from the buyer's wallet at submission, in
+ * the same transaction as the job's own hold, so a buyer short for both runs gets INSUFFICIENT_FUNDS (402)
+ * up front. It is held in the escrow of the replica run itself, whose id is fixed by the job's
+ * (replicaJobId): the attempt-end release of the job's own escrow never touches it, and the replica run,
+ * written when the job ends with a committed result, finds its escrow already held. A replica never
+ * written (the job ended without a result, was cancelled or timed out in the queue) has it released to the
+ * buyer (releaseReplicaHoldIn). The hold is one attempt (payment.held), like the job's own: the replica run
+ * belongs to the buyer, so a retry tops its escrow up from the buyer's wallet like any job's.
+ */
+export const replicaJobId = (jobId: string): string => `${jobId}-replica`;
+
+/** At submission: hold the replica run's escrow (one attempt) from the buyer's wallet. No-op unless replicas: 2 with a market. */
+export async function holdReplicaIn(trx: Kysely<Database>, job: NewJob): Promise<void> {
+  const p = job.payment;
+  if (job.spec.replicas !== 2 || !p || p.held <= 0) return;
+  const id = replicaJobId(job.id);
+  await postTransferIn(trx, {
+    kind: 'escrow.hold',
+    postings: [
+      { account: ACCOUNTS.wallet(job.buyerId), asset: p.asset, amount: -p.held },
+      { account: ACCOUNTS.escrow(id), asset: p.asset, amount: p.held },
+    ],
+    at: job.now,
+    memo: `hold for the replica run ${id} of job ${job.id} (replicas: 2, paid by the buyer): ${formatAmount(p.held, p.asset)}`,
+    jobId: id,
+  });
+}
+
+/** What the replica run's hold still holds, in the job's asset (0 without a market or once used). */
+export async function replicaHoldIn(trx: Kysely<Database>, ctx: StoreContext, job: Pick<JobRecord, 'id' | 'payment'>): Promise<number> {
+  return job.payment ? balanceIn(trx, ctx, ACCOUNTS.escrow(replicaJobId(job.id)), job.payment.asset, true) : 0;
+}
+
+/**
+ * The job will never have its replica run: release the replica's hold to the buyer. Only while no replica
+ * job was written (once it is, its escrow is that job's and its own end releases it). Called wherever a
+ * job's escrow is released at its end (store settlement.ts releaseEscrowIn, and the attempt-end step here);
+ * a no-op for a job without a replica hold. Returns the events.
+ */
+export async function releaseReplicaHoldIn(trx: Kysely<Database>, ctx: StoreContext, job: { id: string; buyerId: string }, asset: Asset, now: number, why: string): Promise<NewEvent[]> {
+  const id = replicaJobId(job.id);
+  const left = await balanceIn(trx, ctx, ACCOUNTS.escrow(id), asset, true);
+  if (left <= 0) return [];
+  if (await trx.selectFrom('jobs').select('id').where('id', '=', id).executeTakeFirst()) return [];
+  await postTransferIn(trx, {
+    kind: 'escrow.release',
+    postings: [
+      { account: ACCOUNTS.escrow(id), asset, amount: -left },
+      { account: ACCOUNTS.wallet(job.buyerId), asset, amount: left },
+    ],
+    at: now,
+    memo: `release of the replica hold of job ${job.id} (${why}): ${formatAmount(left, asset)} back to the buyer`,
+    jobId: id,
+  });
+  return [{ at: now, subject: 'job', subjectId: job.id, type: 'job.escrow_released', data: { amount: left, replica: true } }];
+}
+
+/**
+ * Insert a check run of `of` (full spec). An audit or referee is the system buyer's, its escrow held from
+ * the treasury: the caller checked the treasury can fund it (INSUFFICIENT_FUNDS otherwise, and the caller's
+ * transaction rolls back). A replica (`replica`: replicas: 2) is the job's buyer's, with the id and the
+ * escrow held at submission (holdReplicaIn).
  */
 export async function insertCheckJobIn(
   trx: Kysely<Database>,
   _ctx: StoreContext,
-  q: { of: JobRecord; kind: 'audit' | 'referee'; avoidProviderIds: string[]; now: number; id?: string },
+  q: { of: JobRecord; kind: 'audit' | 'referee'; avoidProviderIds: string[]; now: number; id?: string; replica?: boolean },
 ): Promise<{ id: string; events: NewEvent[] }> {
-  const id = q.id ?? newId('job', q.now, cryptoRandom);
+  const id = q.replica ? replicaJobId(q.of.id) : (q.id ?? newId('job', q.now, cryptoRandom));
   // The same program, inputs and env; only the retry budget is the check run's own (see checkRunHold).
   const spec = { ...q.of.spec, maxRetries: checkRetries(q.of.spec) };
   const payment = q.of.payment;
-  const hold = checkRunHold(q.of);
+  const hold = q.replica ? 0 : checkRunHold(q.of);
+  const buyerId = q.replica ? q.of.buyerId : SYSTEM_AUDIT_BUYER;
   const row: JobRow = {
     id,
-    buyer_id: SYSTEM_AUDIT_BUYER,
+    buyer_id: buyerId,
     name: spec.name,
     state: 'queued',
     ...specColumns(spec),
@@ -90,8 +159,8 @@ export async function insertCheckJobIn(
     });
   }
   const events: NewEvent[] = [
-    { at: q.now, subject: 'job', subjectId: id, type: 'job.submitted', data: { buyerId: SYSTEM_AUDIT_BUYER, name: spec.name, idempotencyKey: null } },
-    { at: q.now, subject: 'job', subjectId: q.of.id, type: `verification.${q.kind}_queued`, data: { checkJobId: id } },
+    { at: q.now, subject: 'job', subjectId: id, type: 'job.submitted', data: { buyerId, name: spec.name, idempotencyKey: null } },
+    { at: q.now, subject: 'job', subjectId: q.of.id, type: `verification.${q.replica ? 'replica' : q.kind}_queued`, data: { checkJobId: id } },
   ];
   return { id, events };
 }

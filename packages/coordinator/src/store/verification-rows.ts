@@ -13,6 +13,8 @@ export type VerificationRow = Selectable<VerificationsTable>;
 
 /** A check run with what the step needs: its outcome, node and operator (for the next run's avoid list). */
 export interface CheckRun extends CheckRunRecord {
+  /** Who the run was submitted for: the system audit buyer (treasury-paid), or the job's buyer for a replica. */
+  buyerId: string;
   attemptId: string | null;
   providerId: string | null;
   createdAt: number;
@@ -25,12 +27,12 @@ const num = (v: number | null): number | null => (v === null ? null : Number(v))
 export async function loadChecks(db: Kysely<Database>, ctx: StoreContext, jobIds: readonly string[]): Promise<Map<string, CheckRun[]>> {
   const out = new Map<string, CheckRun[]>();
   if (jobIds.length === 0) return out;
-  const jobs: { id: string; kind: string | undefined; check_of: string | null | undefined; state: string; exit_code: number | null; current_attempt_id: string | null; created_at: number }[] = [];
+  const jobs: { id: string; buyer_id: string; kind: string | undefined; check_of: string | null | undefined; state: string; exit_code: number | null; current_attempt_id: string | null; created_at: number }[] = [];
   for (const part of chunks([...new Set(jobIds)], 1, ctx.q)) {
     jobs.push(
       ...(await db
         .selectFrom('jobs')
-        .select(['id', 'kind', 'check_of', 'state', 'exit_code', 'current_attempt_id', 'created_at'])
+        .select(['id', 'buyer_id', 'kind', 'check_of', 'state', 'exit_code', 'current_attempt_id', 'created_at'])
         .where('check_of', 'in', part)
         .where('kind', 'in', ['audit', 'referee'])
         .orderBy('created_at')
@@ -62,6 +64,7 @@ export async function loadChecks(db: Kysely<Database>, ctx: StoreContext, jobIds
     const run: CheckRun = {
       jobId: j.id,
       kind: j.kind as 'audit' | 'referee',
+      buyerId: j.buyer_id,
       state: j.state,
       nodeId: a?.node_id ?? null,
       outputDigest: outcome.status === 'result' ? outcome.result.outputDigest : null,

@@ -3,7 +3,8 @@
  * (trust/verification-step.ts, audit-rate.ts, penalties.ts); this file loads their inputs and applies their
  * plans in the caller's transaction:
  * - a buyer's job with held pay that ended with a committed result opens its step (audit draw recorded, and
- *   when audited an audit run queued, funded by the treasury);
+ *   when audited an audit run queued, funded by the treasury; with replicas: 2 always a replica run, on
+ *   another operator, paid by the buyer from the hold taken at submission: verification-jobs.ts);
  * - a check run that ended advances the step (pass, referees, penalties, pay released or forfeited);
  * - windows close (pay released), disputes open (bond held, a referee queued), penalties are listed.
  * Lock order: the ending job's row and attempts (the caller's), then the checked job's row, its
@@ -19,6 +20,7 @@ import {
   DEFAULT_VERIFY_TERMS,
   GpuxError,
   type JobRecord,
+  openReplicaStep,
   openStep,
   type Page,
   penaltyPlan,
@@ -39,7 +41,7 @@ import { selectJobRow } from './jobs.js';
 import { postTransferIn } from './ledger.js';
 import { type AttemptRow, jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
-import { insertCheckJobIn, sweepAuditWalletIn, treasuryCanFund } from './verification-jobs.js';
+import { insertCheckJobIn, releaseReplicaHoldIn, replicaHoldIn, SYSTEM_AUDIT_BUYER, sweepAuditWalletIn, treasuryCanFund } from './verification-jobs.js';
 import { applyWrongResultIn, auditHistoryIn, recordAuditIn, releasePendingIn } from './verification-money.js';
 import { type CheckRun, isDisputeCheck, loadChecks, penaltyFromRow, snapshotOf, type VerificationRow, verificationFromRow } from './verification-rows.js';
 
@@ -106,7 +108,11 @@ export async function afterAttemptEndIn(trx: Kysely<Database>, ctx: StoreContext
     return events;
   }
   if (ended && committedResult(job) && attempt.commitment && attempt.outputDigest) return openStepIn(trx, ctx, job, attempt, e.auditDraw, now);
-  if (ended) return releasePendingIn(trx, ctx, await attemptRows(trx, { jobId: job.id }), now, `job ${job.state} without a result to verify`);
+  if (ended) {
+    const why = `job ${job.state} without a result to verify`;
+    const events = await releasePendingIn(trx, ctx, await attemptRows(trx, { jobId: job.id }), now, why);
+    return [...events, ...(job.payment ? await releaseReplicaHoldIn(trx, ctx, job, job.payment.asset, now, why) : [])];
+  }
   if (!isTerminal(job.state)) {
     // Requeued (or a gang still running): a member that succeeded waits for the job's step; others are paid.
     return attempt.state === 'succeeded' ? [] : releasePendingIn(trx, ctx, await thisAttempt(), now, 'attempt ended without a result');
@@ -127,15 +133,24 @@ async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRe
   const node = await trx.selectFrom('nodes').select('provider_id').where('id', '=', attempt.nodeId).executeTakeFirst();
   const providerId = node?.provider_id ?? attempt.price?.providerId ?? null;
   const terms = job.verifyTerms ?? DEFAULT_VERIFY_TERMS;
-  const passes = await auditHistoryIn(trx, ctx, attempt.nodeId);
-  // The draw was taken from the coordinator's CSPRNG after the commitment arrived (FinishAttemptInput.auditDraw).
-  const random = { next: () => draw ?? cryptoRandom.next(), bytes: (n: number) => cryptoRandom.bytes(n) };
-  const decision = auditDecision({ consecutivePasses: passes }, 'open', random, {
-    deterministic: job.spec.deterministic !== false,
-    floors: { ...AUDIT_FLOOR, open: terms.auditFloorBps / BPS },
-  });
-  const funded = decision.audit && (await treasuryCanFund(trx, ctx, job));
-  const opening = openStep(decision, funded);
+  const replicated = job.spec.replicas === 2;
+  let decision: { p: number; draw: number | null };
+  let opening: ReturnType<typeof openStep>;
+  if (replicated) {
+    // replicas: 2: always re-run (p = 1, no draw), paid by the buyer from the hold taken at submission.
+    decision = { p: 1, draw: null };
+    opening = openReplicaStep(!job.payment || (await replicaHoldIn(trx, ctx, job)) > 0);
+  } else {
+    const passes = await auditHistoryIn(trx, ctx, attempt.nodeId);
+    // The draw was taken from the coordinator's CSPRNG after the commitment arrived (FinishAttemptInput.auditDraw).
+    const random = { next: () => draw ?? cryptoRandom.next(), bytes: (n: number) => cryptoRandom.bytes(n) };
+    const d = auditDecision({ consecutivePasses: passes }, 'open', random, {
+      deterministic: job.spec.deterministic !== false,
+      floors: { ...AUDIT_FLOOR, open: terms.auditFloorBps / BPS },
+    });
+    decision = d;
+    opening = openStep(d, d.audit && (await treasuryCanFund(trx, ctx, job)));
+  }
   const windowClosesAt = now + terms.disputeWindowMs;
   await trx
     .insertInto('verifications')
@@ -176,7 +191,7 @@ async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRe
   ];
   if (opening.state === 'auditing') {
     const avoid = [providerId ?? attempt.nodeId];
-    events.push(...(await insertCheckJobIn(trx, ctx, { of: job, kind: 'audit', avoidProviderIds: avoid, now })).events);
+    events.push(...(await insertCheckJobIn(trx, ctx, { of: job, kind: 'audit', avoidProviderIds: avoid, now, replica: replicated })).events);
   }
   return events;
 }
@@ -283,8 +298,10 @@ async function applyPlanIn(
   for (const id of plan.wrongChecks) {
     const a = checkAttempt(id);
     const c = byJob.get(id);
-    // A check run confirmed wrong: its operator is penalized like any wrong result; the audit's buyer is the treasury.
-    if (a && c) events.push(...(await applyWrongResultIn(trx, ctx, { attempt: a, buyerAccount: ACCOUNTS.treasury, reporter: 'coordinator', evidence: evidence(c), now })).events);
+    // A check run confirmed wrong: its operator is penalized like any wrong result. Its forfeited pay goes to
+    // whoever paid for it: the treasury for an audit or referee, the job's buyer for a replica (replicas: 2).
+    const paidBy = c && c.buyerId !== SYSTEM_AUDIT_BUYER ? ACCOUNTS.wallet(c.buyerId) : ACCOUNTS.treasury;
+    if (a && c) events.push(...(await applyWrongResultIn(trx, ctx, { attempt: a, buyerAccount: paidBy, reporter: 'coordinator', evidence: evidence(c), now })).events);
   }
   if (plan.dispute) events.push(...(await settleBondIn(trx, ctx, v, checks, plan.dispute, now)));
   await trx
@@ -292,7 +309,8 @@ async function applyPlanIn(
     .set({ state: plan.state, label: plan.label, verdict: plan.verdict, resolved_at: plan.resolved ? now : null })
     .where('job_id', '=', v.job_id)
     .execute();
-  if (plan.label === 'audited-passed') await canaryCatalogIn(trx, ctx, job, v, checks, now);
+  // Two independent operators agreed (an audit or a replica): the spec may become a known answer.
+  if (plan.label === 'audited-passed' || plan.label === 'replicated-agreed') await canaryCatalogIn(trx, ctx, job, v, checks, now);
   events.push({ at: now, subject: 'job', subjectId: job.id, type: `verification.${plan.state}`, data: { label: plan.label, verdict: plan.verdict, ...(plan.dispute ? { dispute: plan.dispute } : {}) } });
   return events;
 }

@@ -3,13 +3,14 @@
  * postings, one extra query per page), what a buyer's unfinished jobs hold in escrow, and the per-asset
  * totals the invariant check reads. Writes go through postTransferIn (ledger.ts) only.
  */
-import { ACCOUNTS, amountFromDb, type LedgerTotals, type NewTransfer, type Page, type PostingRecord, type TransferKind, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
+import { ACCOUNTS, amountFromDb, type HeldPayRecord, type LedgerTotals, type NewTransfer, type Page, type PostingRecord, type TransferKind, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
 import { type Asset, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { balanceIn, postTransferIn } from './ledger.js';
 import type { Database, LedgerTransfersTable } from './schema.js';
+import { replicaJobId } from './verification-jobs.js';
 
 export function postTransfer(ctx: StoreContext, t: NewTransfer): Promise<TransferRecord> {
   return inTx(ctx, (trx) => postTransferIn(trx, t));
@@ -59,10 +60,21 @@ export async function walletHistory(
   return { items, nextCursor: rows.length > limit && last ? encodeCursor([Number(last.id)]) : null };
 }
 
+/** The replica run's id suffix (verification-jobs.ts replicaJobId). */
+const REPLICA_SUFFIX = replicaJobId('');
+
 export async function escrowOfBuyer(ctx: StoreContext, buyerId: string): Promise<Partial<Record<Asset, number>>> {
   const rows = await ctx.db
     .selectFrom('jobs')
-    .innerJoin('ledger_balances as b', (join) => join.on((eb) => eb('b.account', '=', sql<string>`${ACCOUNTS.escrow('')} || ${eb.ref('jobs.id')}`)))
+    // An unfinished job's own escrow, and the replica run's hold (replicas: 2) taken with it at submission.
+    .innerJoin('ledger_balances as b', (join) =>
+      join.on((eb) =>
+        eb.or([
+          eb('b.account', '=', sql<string>`${ACCOUNTS.escrow('')} || ${eb.ref('jobs.id')}`),
+          eb('b.account', '=', sql<string>`${ACCOUNTS.escrow('')} || ${eb.ref('jobs.id')} || ${REPLICA_SUFFIX}`),
+        ]),
+      ),
+    )
     .select((eb) => ['b.asset', eb.fn.sum<number | string>('b.balance').as('held')])
     .where('jobs.buyer_id', '=', buyerId)
     .where('jobs.state', 'not in', [...TERMINAL_JOB_STATES])
@@ -173,4 +185,40 @@ export async function ledgerTotals(ctx: StoreContext): Promise<LedgerTotals[]> {
       negativeAccounts: n(r.negative, 'negative accounts'),
     };
   });
+}
+
+/**
+ * The terms of migration 0014's partial index ledger_balances_held_pay, repeated literally (SQLite uses a
+ * partial index only then): the pending:<attempt> balances above zero, i.e. the pay held now.
+ */
+const HELD_PAY = sql.raw<boolean>("b.balance > 0 and b.account like 'pending:%'");
+const PENDING_PREFIX_LENGTH = ACCOUNTS.pending('').length;
+
+/**
+ * Pay held for `providerId` until verification, per asset: one query over the pay held now (the partial
+ * index), joined to its attempts (by primary key) and to the open verification step of each job (one row
+ * per job, so no balance is counted twice), for the soonest window close.
+ */
+export async function pendingPayOf(ctx: StoreContext, providerId: string): Promise<HeldPayRecord[]> {
+  const rows = await ctx.db
+    .selectFrom('ledger_balances as b')
+    .innerJoin('attempts as a', (join) => join.on((eb) => eb('a.id', '=', sql<string>`substr(${eb.ref('b.account')}, ${PENDING_PREFIX_LENGTH + 1})`)))
+    .leftJoin('verifications as v', (join) => join.onRef('v.job_id', '=', 'a.job_id').on('v.state', 'in', ['auditing', 'refereeing', 'window']))
+    .select((eb) => [
+      'b.asset',
+      eb.fn.sum<number | string>('b.balance').as('held'),
+      sql<number | string>`count(distinct ${eb.ref('a.job_id')})`.as('jobs'),
+      eb.fn.min<number | string | null>('v.window_closes_at').as('next_close'),
+    ])
+    .where(HELD_PAY)
+    .where('a.price_provider_id', '=', providerId)
+    .groupBy('b.asset')
+    .orderBy('b.asset')
+    .execute();
+  return rows.map((r) => ({
+    asset: r.asset as Asset,
+    amount: amountFromDb(r.held, `pay held for ${providerId} in ${r.asset}`),
+    jobs: Number(r.jobs),
+    nextWindowClosesAt: r.next_close === null || r.next_close === undefined ? null : Number(r.next_close),
+  }));
 }

@@ -162,7 +162,7 @@ function marketAbuse(name: string, database: () => Promise<Database>, opts: { sk
         assert.match(cpu.body.error.problems[0].message, new RegExp(`at least ${floorOf('cpu')} .*per job-hour`));
         assert.deepEqual((await get('/v1/jobs', who.token)).body.jobs, []);
       }
-      assert.deepEqual(await wallet(poor.token), { asset: 'usdc', available: 0, inEscrow: 0, pendingPayout: 0 });
+      assert.deepEqual(await wallet(poor.token), { asset: 'usdc', available: 0, inEscrow: 0, pendingPayout: 0, heldForVerification: 0, heldJobs: 0, nextWindowClosesAt: null });
       assert.equal((await wallet(rich.token)).available, 100 * USDC);
       assert.equal((await get('/v1/ledger', h.operator)).body.transfers.length, transfers, 'no transfer was posted');
       // At the floor the job is accepted and holds money: a market job never holds 0.

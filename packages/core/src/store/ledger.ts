@@ -1,7 +1,22 @@
 import type { Asset } from '@gpux/protocol';
 import type { NewTransfer } from '../market/ledger.js';
+import type { TreasuryFlow } from '../trust/audit-budget.js';
 import type { LedgerTotals, PayoutRecord, PayoutState, StakeRecord, TransferRecord, WalletEntryRecord } from '../market/records.js';
 import type { Page } from './page.js';
+
+/** Provider pay held until verification (pending:<attempt> of the provider's attempts), in one asset. */
+export interface HeldPayRecord {
+  asset: Asset;
+  /** Sum of the positive pending:<attempt> balances of attempts whose price names the provider. */
+  amount: number;
+  /** Jobs those attempts belong to. */
+  jobs: number;
+  /**
+   * The soonest dispute window among those jobs' open verification steps (epoch ms): by then that job's
+   * pay is released unless a dispute or a failed check holds it. Null: no step open yet (jobs still running).
+   */
+  nextWindowClosesAt: number | null;
+}
 
 /** Money: the ledger, payouts and stake (core market/ledger.ts). */
 export interface LedgerPort {
@@ -27,6 +42,13 @@ export interface LedgerPort {
   /** The job's transfers, oldest first (its bill). */
   jobTransfers(jobId: string): Promise<TransferRecord[]>;
   ledgerTotals(): Promise<LedgerTotals[]>;
+  /** Pay held until verification for `providerId`, per asset with something held (issue 11; one bounded query). */
+  pendingPayOf(providerId: string): Promise<HeldPayRecord[]>;
+  /**
+   * The treasury's lifetime money in and out per (asset, transfer kind), kept in the transaction of every
+   * transfer that touches the treasury: what core trust/audit-budget.ts reads.
+   */
+  treasuryFlows(): Promise<TreasuryFlow[]>;
   /**
    * Settle running priced attempts whose last settlement is at least `minIntervalMs` of runtime old, up to
    * `now` (one chunk each). At most `limit` attempts per call. Returns how many were settled.

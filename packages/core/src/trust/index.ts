@@ -1,4 +1,5 @@
 /** Trust policy (TRUST.md): audit rate, auditor choice, penalties, reputation, canaries and replication. Pure. */
+export * from './audit-budget.js';
 export * from './audit-rate.js';
 export * from './auditor.js';
 export * from './penalties.js';

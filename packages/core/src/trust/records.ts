@@ -20,6 +20,8 @@ export type VerificationState = 'auditing' | 'refereeing' | 'window' | 'passed' 
 export type VerificationLabel =
   | 'audit-pending' // drawn for audit; the independent re-run has not finished
   | 'audited-passed' // an independent re-run on another operator produced the same output digest
+  | 'replica-pending' // replicas: 2: the second run on another operator (or a referee on a mismatch) has not finished
+  | 'replicated-agreed' // replicas: 2: the second run on another operator agreed (or referees sided with this result)
   | 'sampled-out' // not drawn for audit (with probability p); disputable until the window closes
   | 'not-verifiable' // the job declared deterministic: false: never re-executed, unaudited
   | 'unaudited' // drawn, but no audit could run (no independent node, budget); disputable until the window closes
@@ -59,7 +61,7 @@ export interface VerificationRecord {
   p: number;
   /** The CSPRNG draw compared with p (audit iff draw < p); null when no draw was needed. */
   draw: number | null;
-  /** Why audited or not: 'first-audits' | 'sampled' | 'sampled-out' | 'not-deterministic' | 'verification-off' | … */
+  /** Why audited or not: 'first-audits' | 'sampled' | 'sampled-out' | 'not-deterministic' | 'replicated' | 'replica-unfunded' | … */
   reason: string;
   /** What the executor committed to. */
   outputDigest: string;

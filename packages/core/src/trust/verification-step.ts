@@ -59,6 +59,23 @@ export function openStep(d: AuditDecision, auditFunded: boolean): StepOpening {
   return { state: 'window', label: d.reason === 'not-deterministic' ? 'not-verifiable' : 'sampled-out', reason: d.reason };
 }
 
+/** The step's reason when the buyer asked for replicas: 2 (always re-run, never drawn). */
+export const REPLICATED = 'replicated';
+
+/**
+ * The step of a job submitted with replicas: 2: forced to a second run (p = 1, no draw) on another operator,
+ * paid by the buyer from the replica hold taken at submission. `funded` false only when that hold is gone
+ * (never for a job submitted with it): then the job is unaudited in its window, with the reason said.
+ */
+export function openReplicaStep(funded: boolean): StepOpening {
+  if (funded) return { state: 'auditing', label: 'replica-pending', reason: REPLICATED };
+  return { state: 'window', label: 'unaudited', reason: 'replica-unfunded' };
+}
+
+/** The labels of an open and an agreed step: a replicated job says so, an audited one says audited. */
+const pendingLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replica-pending' : 'audit-pending');
+const agreedLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replicated-agreed' : 'audited-passed');
+
 /** The label of a step in its window, from why it was not audited (a void dispute returns to it). */
 export function windowLabel(reason: string): VerificationLabel {
   if (reason === 'not-deterministic') return 'not-verifiable';
@@ -112,13 +129,18 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
   if (!audit || audit.outcome.status === 'running') return null;
   const withResults = s.checks.filter((c) => !c.forDispute).filter(hasResult);
   const allPaid = withResults.map((c) => c.jobId);
+  const replicated = s.reason === REPLICATED;
+  const run = replicated ? 'replica' : 'audit';
   if (audit.outcome.status === 'no-result') {
-    return base({ state: 'window', label: 'unaudited', verdict: 'the audit run ended without a result: unaudited, disputable until the window closes', paidChecks: allPaid });
+    return base({ state: 'window', label: 'unaudited', verdict: `the ${run} run ended without a result: unaudited, disputable until the window closes`, paidChecks: allPaid });
   }
   const exec = resultKey(s.executor);
   const auditKey = resultKey(audit.outcome.result);
   if (auditKey === exec) {
-    return base({ state: 'passed', label: 'audited-passed', resolved: true, executor: 'pass', auditPassed: true, paidChecks: [audit.jobId], verdict: 'an independent re-run on another operator produced the same output and exit code' });
+    const verdict = replicated
+      ? 'the second run (replicas: 2) on another operator produced the same output and exit code'
+      : 'an independent re-run on another operator produced the same output and exit code';
+    return base({ state: 'passed', label: agreedLabel(s.reason), resolved: true, executor: 'pass', auditPassed: true, paidChecks: [audit.jobId], verdict });
   }
   const referees = s.checks.filter((c) => c.kind === 'referee' && !c.forDispute);
   if (referees.some((c) => c.outcome.status === 'running')) return null;
@@ -130,7 +152,7 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
     const execWrong = v.wrong.includes('executor');
     return base({
       state: execWrong ? 'failed' : 'passed',
-      label: execWrong ? 'wrong-result' : 'audited-passed',
+      label: execWrong ? 'wrong-result' : agreedLabel(s.reason),
       resolved: true,
       executor: execWrong ? 'wrong' : 'pass',
       auditPassed: !execWrong,
@@ -139,15 +161,15 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
       truth: v.truth,
       verdict: execWrong
         ? `${REFEREE_QUORUM} referee runs on independent operators contradicted the executor's committed result`
-        : `the audit run disagreed, but ${REFEREE_QUORUM} referee runs on independent operators matched the executor's result; the auditor was wrong`,
+        : `the ${run} run disagreed, but ${REFEREE_QUORUM} referee runs on independent operators matched the executor's result; the ${replicated ? 'replica' : 'auditor'} was wrong`,
     });
   }
   if (referees.length >= MAX_AUDIT_REFEREES) {
-    return base({ state: 'window', label: 'unaudited', paidChecks: allPaid, verdict: `the audit disagreed and ${referees.length} referee runs reached no quorum: unaudited, disputable until the window closes` });
+    return base({ state: 'window', label: 'unaudited', paidChecks: allPaid, verdict: `the ${run} disagreed and ${referees.length} referee runs reached no quorum: unaudited, disputable until the window closes` });
   }
   // One referee at a time: each one is placed after the earlier ones ended, so it can avoid their operators
   // too (two referees queued together could both land on one third operator, whose single vote would count twice).
-  return base({ state: 'refereeing', label: 'audit-pending', queueReferees: 1 });
+  return base({ state: 'refereeing', label: pendingLabel(s.reason), queueReferees: 1 });
 }
 
 function advanceDispute(s: StepSnapshot): StepPlan | null {
@@ -197,6 +219,10 @@ export function verificationSummary(v: { state: VerificationState; label: Verifi
       return `drawn for audit (${p}): an independent re-run on another operator is in progress; pay held until it ends`;
     case 'audited-passed':
       return `audited with ${p}: an independent re-run on another operator matched`;
+    case 'replica-pending':
+      return 'replicas: 2: the second run on another operator (or, on a mismatch, referee runs) is in progress; pay held until it ends';
+    case 'replicated-agreed':
+      return 'replicated and agreed: a second run on another operator (or, on a mismatch, referee runs) matched this result';
     case 'sampled-out':
       return v.state === 'released' ? `sampled out (${p}); the dispute window closed on ${until} and pay was released` : `sampled out (${p}); disputable until ${until}; pay held until then`;
     case 'not-verifiable':

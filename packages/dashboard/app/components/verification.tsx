@@ -10,8 +10,10 @@ import { dateTime, money } from '../lib/format.js';
 /** The badge colour of each label: green only where a check agreed, red where a result was found wrong. */
 const TONE: Record<VerificationView['label'], string> = {
   'audited-passed': 'st-succeeded',
+  'replicated-agreed': 'st-succeeded',
   'dispute-rejected': 'st-succeeded',
   'audit-pending': 'st-running',
+  'replica-pending': 'st-running',
   disputed: 'st-running',
   'sampled-out': 'st-queued',
   unaudited: 'st-queued',

@@ -132,11 +132,16 @@ export class DockerRun implements Execution {
       if (this.stopReason) void this.kill();
       this.quotaWatcher = new DiskQuotaWatcher(quotas, this.o.quotaCheckMs, (error) => this.overQuota(error));
       this.quotaWatcher.start();
-      timer = setTimeout(() => {
-        if (this.exited || this.stopReason) return;
-        this.timedOut = true;
-        void this.kill();
-      }, this.req.spec.timeoutSeconds * 1000);
+      // The job's time limit counts from the attempt's start, image pull included: the coordinator bills and
+      // enforces its deadline from there too, so a slow pull must not push the end past it.
+      timer = setTimeout(
+        () => {
+          if (this.exited || this.stopReason) return;
+          this.timedOut = true;
+          void this.kill();
+        },
+        Math.max(0, this.req.spec.timeoutSeconds * 1000 - this.duration()),
+      );
       const waited = (await container.wait()) as { StatusCode?: number };
       this.exited = true;
       clearTimeout(timer);

@@ -320,7 +320,7 @@ export function attemptTests(open: OpenStore): void {
       // The node keeps heartbeating (30 s leases) and never reports.
       for (let now = T0 + 10_000; now <= deadline + 20_000; now += 10_000) {
         await store.heartbeat('node-dl', now, now + 30_000);
-        const lease = (await store.getAttempt(a.id))?.leaseExpiresAt;
+        const lease: number | null | undefined = (await store.getAttempt(a.id))?.leaseExpiresAt;
         assert.equal(lease, Math.min(now + 30_000, deadline), `the lease at ${now - T0}`);
         if (now <= deadline) assert.deepEqual(await store.expireLeases(now, decide, 10), [], `nothing ends before the deadline (${now - T0})`);
         // A settlement pass past the timeout charges the timeout, never more.

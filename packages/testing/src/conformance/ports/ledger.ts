@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACCOUNTS, MAX_AMOUNT, type AttemptPriceRecord, type LedgerTotals, move, type Store, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
+import { ACCOUNTS, auditBudgetOf, MAX_AMOUNT, type AttemptPriceRecord, type LedgerTotals, move, type Store, type TransferRecord, type WalletEntryRecord } from '@gpux/core';
 import type { Asset } from '@gpux/protocol';
 import { advertisement, code, eventTypes, type OpenStore, placement, submit, T0, withStore } from '../fixtures.js';
 
@@ -617,5 +617,72 @@ export function ledgerTests(open: OpenStore): void {
       );
       assert.ok((await eventTypes(store, 'node', 'node-2')).includes('node.slashed'));
       assertBalancedTotals(await store.ledgerTotals());
+    }));
+
+  test('pendingPayOf: per asset, the positive pending:<attempt> balances of the provider’s attempts, with their jobs', () =>
+    withStore(open, async (store) => {
+      for (const [node, prov] of [
+        ['node-1a', 'prov-1'],
+        ['node-1b', 'prov-1'],
+        ['node-2', 'prov-2'],
+      ] as const) {
+        await registerOwned(store, node, prov);
+        await mint(store, prov, 'usdc', 100 * USDC);
+        await store.addStake({ nodeId: node, providerId: prov, amount: 50 * USDC, now: T0 });
+      }
+      for (const id of ['job-1', 'job-2', 'job-3']) await submit(store, id, T0);
+      await store.assign(
+        [
+          { ...placement('job-1', 'att-1', 'node-1a', T0 + 60_000), price: PRICE },
+          { ...placement('job-2', 'att-2', 'node-1b', T0 + 60_000), price: PRICE },
+          { ...placement('job-3', 'att-3', 'node-2', T0 + 60_000), price: { ...PRICE, providerId: 'prov-2' } },
+        ],
+        T0 + 1,
+      );
+      assert.deepEqual(await store.pendingPayOf('prov-1'), [], 'nothing held yet');
+      await mintTo(store, ACCOUNTS.pending('att-1'), 3 * USDC);
+      await mintTo(store, ACCOUNTS.pending('att-2'), 2 * USDC);
+      await mintTo(store, ACCOUNTS.pending('att-3'), 7 * USDC);
+      await store.postTransfer({ kind: 'mint', postings: move('credit', ACCOUNTS.world, [{ account: ACCOUNTS.pending('att-1'), amount: 40 }]), at: T0, memo: 'credit held' });
+      assert.deepEqual(await store.pendingPayOf('prov-1'), [
+        { asset: 'credit', amount: 40, jobs: 1, nextWindowClosesAt: null },
+        { asset: 'usdc', amount: 5 * USDC, jobs: 2, nextWindowClosesAt: null },
+      ]);
+      assert.deepEqual(await store.pendingPayOf('prov-2'), [{ asset: 'usdc', amount: 7 * USDC, jobs: 1, nextWindowClosesAt: null }]);
+      assert.deepEqual(await store.pendingPayOf('nobody'), []);
+      // Released pay (a balance back at 0) is no longer held.
+      await store.postTransfer({ kind: 'pay.release', postings: move('usdc', ACCOUNTS.pending('att-1'), [{ account: ACCOUNTS.wallet('prov-1'), amount: 3 * USDC }]), at: T0 + 2, memo: 'released' });
+      assert.deepEqual(await store.pendingPayOf('prov-1'), [
+        { asset: 'credit', amount: 40, jobs: 1, nextWindowClosesAt: null },
+        { asset: 'usdc', amount: 2 * USDC, jobs: 1, nextWindowClosesAt: null },
+      ]);
+      assertBalancedTotals(await store.ledgerTotals());
+    }));
+
+  test('treasuryFlows: every posting to the treasury counted per (asset, kind), in the transfer; a refused transfer counts nothing', () =>
+    withStore(open, async (store) => {
+      assert.deepEqual(await store.treasuryFlows(), []);
+      await mintTo(store, ACCOUNTS.treasury, 100 * USDC);
+      await pay(store, ACCOUNTS.treasury, ACCOUNTS.escrow('check-1'), 'usdc', 30 * USDC, T0 + 1, { jobId: 'check-1' });
+      await pay(store, ACCOUNTS.escrow('check-1'), ACCOUNTS.treasury, 'usdc', 1 * USDC, T0 + 2, { jobId: 'check-1', kind: 'settlement' });
+      await store.postTransfer({ kind: 'escrow.release', postings: move('usdc', ACCOUNTS.escrow('check-1'), [{ account: ACCOUNTS.treasury, amount: 20 * USDC }]), at: T0 + 3, memo: 'unspent back' });
+      await mint(store, 'alice', 'usdc', 5 * USDC);
+      await pay(store, ACCOUNTS.wallet('alice'), ACCOUNTS.escrow('job-9'), 'usdc', 5 * USDC, T0 + 4, { jobId: 'job-9' }); // no treasury leg: not counted
+      await assert.rejects(pay(store, ACCOUNTS.treasury, ACCOUNTS.escrow('check-2'), 'usdc', 1000 * USDC, T0 + 5), code('INSUFFICIENT_FUNDS'));
+      const flows = await store.treasuryFlows();
+      assert.deepEqual(flows, [
+        { asset: 'usdc', kind: 'escrow.hold', in: 0, out: 30 * USDC },
+        { asset: 'usdc', kind: 'escrow.release', in: 20 * USDC, out: 0 },
+        { asset: 'usdc', kind: 'mint', in: 100 * USDC, out: 0 },
+        { asset: 'usdc', kind: 'settlement', in: 1 * USDC, out: 0 },
+      ]);
+      assert.equal(
+        flows.reduce((s, f) => s + f.in - f.out, 0),
+        await store.getBalance(ACCOUNTS.treasury, 'usdc'),
+        'the flows add up to the treasury balance',
+      );
+      // The audit budget read from them (core trust/audit-budget.ts).
+      assert.deepEqual(auditBudgetOf('usdc', flows, 10_000), { asset: 'usdc', shareBps: 10_000, feeIncome: USDC, funded: 100 * USDC, spent: 10 * USDC, allowance: 101 * USDC, left: 91 * USDC });
+      assert.equal(auditBudgetOf('usdc', flows, 2_500).allowance, 100 * USDC + USDC / 4);
     }));
 }

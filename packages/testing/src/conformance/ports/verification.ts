@@ -8,7 +8,9 @@
  * min(stake, 20 × price) (10% to the reporter) and banned, with a penalty row. After 10 passes in a row the
  * rate drops to the floor; a sampled-out step waits for its window (closeVerificationWindows releases it).
  * deterministic: false is never re-executed. Disputes hold a bond and a referee decides. A check run
- * retried after losing its node needs no top-up. Every scenario ends with the ledger balanced.
+ * retried after losing its node needs no top-up. replicas: 2 holds the replica run's escrow from the buyer at
+ * submission and always re-runs (p = 1, no draw) on another operator, as the buyer's run; a job that ends
+ * without a result, or is cancelled queued, gets that hold back. Every scenario ends with the ledger balanced.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -340,6 +342,95 @@ export function verificationTests(open: OpenStore): void {
       assert.equal((await step(store, 'job-1')).label, 'audited-passed');
       assert.equal(await bal(store, ACCOUNTS.pending(att)), 0);
       assert.equal(await bal(store, SYSTEM_AUDIT), 0);
+      await assertBalanced(store);
+    }));
+
+  test('replicas: 2: the replica hold is taken at submission; the step always re-runs on another operator, paid by the buyer; agreement is replicated-agreed', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b']);
+      const treasury = await bal(store, ACCOUNTS.treasury);
+      await submitHeld(store, 'job-r', T0, { replicas: 2 });
+      assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), 100 * HELD - 2 * HELD, 'both runs held up front');
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-r')), HELD);
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-r-replica')), HELD, "the replica's hold, in its own escrow");
+      assert.equal((await store.escrowOfBuyer(BUYER)).usdc, 2 * HELD, "the buyer's escrow view counts the replica's hold");
+      const att = await runOn(store, 'job-r', 'a', T0 + 1_000, DIGEST_A, { auditDraw: 0.99 });
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-r-replica')), HELD, "the job's end released only its own escrow");
+      const opened = await step(store, 'job-r');
+      assert.equal(opened.state, 'auditing');
+      assert.equal(opened.label, 'replica-pending');
+      assert.equal(opened.reason, 'replicated');
+      assert.equal(opened.p, 1);
+      assert.equal(opened.draw, null, 'no draw: a replicated job is always re-run');
+      const replica = await lastCheck(store, 'job-r');
+      assert.equal(replica.id, 'job-r-replica');
+      assert.equal(replica.kind, 'audit');
+      assert.equal(replica.buyerId, BUYER, "the replica run is the buyer's");
+      assert.deepEqual(replica.avoidProviderIds, ['prov-a']);
+      const execFee = (await bal(store, ACCOUNTS.treasury)) - treasury;
+      assert.ok(execFee > 0, 'the treasury took its fee of the first run, and held nothing for the replica');
+
+      const replicaAtt = await runOn(store, replica.id, 'b', T0 + 100_000, DIGEST_A);
+      const v = await step(store, 'job-r');
+      assert.equal(v.state, 'passed');
+      assert.equal(v.label, 'replicated-agreed');
+      assert.equal(await bal(store, ACCOUNTS.pending(att)), 0);
+      assert.equal(await bal(store, ACCOUNTS.pending(replicaAtt)), 0);
+      const paid = (await bal(store, ACCOUNTS.wallet('prov-a'))) + (await bal(store, ACCOUNTS.wallet('prov-b')));
+      assert.ok((await bal(store, ACCOUNTS.wallet('prov-a'))) > 0 && (await bal(store, ACCOUNTS.wallet('prov-b'))) > 0, 'both providers paid');
+      const fees = (await bal(store, ACCOUNTS.treasury)) - treasury;
+      assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), 100 * HELD - paid - fees, 'the buyer paid both runs and got the rest of both holds back');
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-r')), 0);
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-r-replica')), 0);
+      assert.equal((await store.getReputation('node-a'))?.auditsPassed, 1, 'an agreement counts as an audit pass');
+      await assertBalanced(store);
+    }));
+
+  test('replicas: 2 with a lying executor: treasury-paid referees side with the replica; the executor is convicted and the buyer repaid', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b', 'c', 'd']);
+      await submitHeld(store, 'job-rl', T0, { replicas: 2 });
+      const att = await runOn(store, 'job-rl', 'a', T0 + 1_000, DIGEST_B);
+      const pending = await bal(store, ACCOUNTS.pending(att));
+      const replica = await lastCheck(store, 'job-rl');
+      await runOn(store, replica.id, 'b', T0 + 100_000, DIGEST_A);
+      const r1 = await lastCheck(store, 'job-rl');
+      assert.equal(r1.kind, 'referee');
+      assert.equal(r1.buyerId, 'system:audit', 'referees are paid by the treasury');
+      assert.deepEqual(r1.avoidProviderIds, ['prov-a', 'prov-b']);
+      await runOn(store, r1.id, 'c', T0 + 200_000, DIGEST_A);
+      assert.equal((await step(store, 'job-rl')).label, 'replica-pending');
+      const r2 = await lastCheck(store, 'job-rl');
+      await runOn(store, r2.id, 'd', T0 + 300_000, DIGEST_A);
+      const v = await step(store, 'job-rl');
+      assert.equal(v.state, 'failed');
+      assert.equal(v.label, 'wrong-result');
+      assert.equal(await bal(store, ACCOUNTS.pending(att)), 0, "the executor's pay was forfeited");
+      const pen = await store.listPenalties('node-a', { limit: 10 });
+      assert.equal(pen.items[0]?.kind, 'wrong-result');
+      assert.equal(pen.items[0]?.jobId, 'job-rl');
+      assert.ok(pending > 0);
+      await assertBalanced(store);
+    }));
+
+  test('replicas: 2 that never runs its replica: cancelled queued, or ended without a result, the replica hold goes back', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b']);
+      await submitHeld(store, 'job-rc', T0, { replicas: 2 });
+      await store.requestCancel('job-rc', T0 + 1);
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-rc-replica')), 0);
+      assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), 100 * HELD, 'both holds back');
+
+      await submitHeld(store, 'job-rf', T0 + 2, { replicas: 2, maxRetries: 0 });
+      const [a] = await store.assign([{ ...placement('job-rf', 'att-rf', 'node-a', T0 + 120_000), price: price('prov-a') }], T0 + 10);
+      assert.ok(a);
+      await store.startAttempt('att-rf', 'node-a', T0 + 20);
+      await store.finishAttempt(result('att-rf', 'node-a', T0 + 30_000, { outcome: 'failed', exitCode: null, error: 'crashed (test)' }), decide);
+      assert.equal((await store.getJob('job-rf'))?.state, 'failed');
+      assert.equal(await store.getVerification('job-rf'), undefined, 'no result: no step');
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-rf-replica')), 0, 'the replica hold went back');
+      assert.equal(await bal(store, ACCOUNTS.escrow('job-rf')), 0);
+      assert.equal(await store.getJob('job-rf-replica'), undefined);
       await assertBalanced(store);
     }));
 }
