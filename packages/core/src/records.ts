@@ -46,9 +46,10 @@ export interface EnrollmentRecord {
 /**
  * Who a job is for (issue 11): a buyer's own job, or a run the coordinator made to check another job's
  * result: an audit (re-execution on an independent operator), a referee (decides a mismatch or a dispute),
- * or a canary (a known-answer job). A node cannot tell them apart: same images, shapes and timing.
+ * or a canary (a known-answer job). A node cannot tell them apart: same images, shapes and timing. A checker
+ * is a run of the buyer's own checker (spec.verify) comparing two runs' outputs: its image is the buyer's.
  */
-export type JobKind = 'buyer' | 'audit' | 'referee' | 'canary';
+export type JobKind = 'buyer' | 'audit' | 'referee' | 'canary' | 'checker';
 
 /** The run-for-checking fields of a job (absent on a buyer's job). */
 export interface JobCheckFields {
@@ -166,7 +167,7 @@ export interface Placement {
   /** Set when the market runs: the store checks the node's free stake covers price.stakeLock, else skips the placement. */
   price?: AttemptPriceRecord;
   /** A check run's placement (issue 11): the node was drawn uniformly among `candidates` eligible ones with `draw` (recorded in an event). */
-  check?: { kind: 'audit' | 'referee'; candidates: number; draw: number };
+  check?: { kind: 'audit' | 'referee' | 'checker'; candidates: number; draw: number };
 }
 
 /** A node's track record as stored (see scheduler/node-stats.ts), with its admin state for the index. */

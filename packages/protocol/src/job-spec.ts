@@ -3,7 +3,11 @@ import { z } from 'zod';
 import { utf8Length } from './utf8.js';
 import { Asset } from './money.js';
 
-const MAX_INPUT_BYTES = 1024 * 1024;
+/** Inline inputs: at most this many characters of content in all, in at most MAX_INPUT_FILES files. */
+export const MAX_INPUT_BYTES = 1024 * 1024;
+export const MAX_INPUT_FILES = 64;
+/** A buyer's checker (verify) runs with this timeout unless verify.timeoutSeconds says otherwise. */
+export const DEFAULT_CHECKER_TIMEOUT_S = 600;
 
 /**
  * Bounds on a spec (issue 10 item 7): the whole spec without its inline inputs serializes to at most
@@ -73,6 +77,23 @@ export const Constraints = z
   })
   .strict();
 
+/**
+ * A checker the buyer supplies for a job that cannot be bit-exact: it runs (no GPU, no network, in the same
+ * sandbox as jobs) with two runs' output sets as its inline inputs, the executor's under "a/" and the other
+ * run's under "b/", and exits 0 when they agree.
+ */
+export const VerifySpec = z
+  .object({
+    image: z.string().min(1).max(512).describe('Container image of the checker, e.g. "repo/checker@sha256:…"'),
+    command: z
+      .array(z.string().max(MAX_ARG_CHARS))
+      .min(1)
+      .max(MAX_ARGV_ENTRIES)
+      .describe(`The checker's program and arguments: at most ${MAX_ARGV_ENTRIES} entries of ${MAX_ARG_CHARS} characters; it reads $GPUX_INPUTS/a and $GPUX_INPUTS/b and exits 0 when they agree`),
+    timeoutSeconds: z.number().int().min(1).max(3600).optional().describe(`Longest one checker run may take; absent: ${DEFAULT_CHECKER_TIMEOUT_S}`),
+  })
+  .strict();
+
 const EnvName = z.string().max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
 const LabelKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._/-]{0,62}$/, 'must be 1-63 characters of letters, digits, ".", "_", "/", "-"');
 
@@ -93,7 +114,7 @@ export const JobSpec = z
     resources: Resources.default({ gpu: { count: 0 } }),
     inputs: z
       .array(InputFile)
-      .max(64)
+      .max(MAX_INPUT_FILES)
       .default([])
       .refine((files) => files.reduce((n, f) => n + f.content.length, 0) <= MAX_INPUT_BYTES, {
         message: `inline inputs may hold at most ${MAX_INPUT_BYTES} bytes in all`,
@@ -134,6 +155,9 @@ export const JobSpec = z
       .describe(
         '2: the job runs again on a second, independent operator and the two results are compared; a referee decides a mismatch; the buyer pays both runs (both are held in escrow at submission). Not with deterministic: false (results cannot be compared) nor with nodes > 1. Absent: 1',
       ),
+    verify: VerifySpec.optional().describe(
+      'For a job that cannot be bit-exact: a checker image and command that receives the executor\'s outputs (inputs a/) and a re-run\'s (inputs b/) and exits 0 when they agree. The job is audited (and replicas: 2 compared) with it instead of by output digest. Not with deterministic: false',
+    ),
     canaryReuse: z
       .boolean()
       .optional()
@@ -146,6 +170,14 @@ export const JobSpec = z
         code: 'custom',
         path: ['replicas'],
         message: 'replicas: 2 compares the two runs\' outputs bit for bit, and a job with deterministic: false cannot reproduce its output, so the results cannot be compared — drop replicas, or make the job deterministic',
+      });
+    }
+    if (spec.verify && spec.deterministic === false) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['verify'],
+        message:
+          'verify gives a checker that compares a re-run\'s outputs with this job\'s, so the job is audited; deterministic: false says it is never audited — keep verify and drop deterministic: false, or drop verify to leave the job unaudited (not-verifiable)',
       });
     }
     // A gang's members each commit their own output; comparing two gangs member by member is not built.

@@ -47,7 +47,7 @@ export const JobView = z.object({
   startedAt: z.number().int().nullable(),
   finishedAt: z.number().int().nullable(),
   payment: JobPayment.nullable().optional().describe('What the job may cost; null when the coordinator runs without a market'),
-  kind: z.enum(['buyer', 'audit', 'referee', 'canary']).optional().describe('Absent: a buyer\'s job. audit: a run that re-executes another job to check it (the replica run of a replicas: 2 job is one)'),
+  kind: z.enum(['buyer', 'audit', 'referee', 'canary', 'checker']).optional().describe('Absent: a buyer\'s job. audit: a run that re-executes another job to check it (the replica run of a replicas: 2 job is one). checker: a run of the buyer\'s verify checker comparing two runs\' outputs'),
   checkOf: z.string().nullable().optional().describe('For a check run: the job whose result it checks'),
   verification: VerificationView.nullable().optional().describe('The verification step of an ended job (issue 11): its honest label; null when it has none'),
 });

@@ -16,7 +16,13 @@ export const VerificationView = z.object({
   draw: z.number().nullable().describe('The CSPRNG draw compared with p (audited iff draw < p); null when none was needed'),
   reason: z.string(),
   windowClosesAt: z.number().int().describe('Until when the buyer may dispute (pay is held until then, or until an audit passes)'),
-  checks: z.array(z.object({ kind: z.enum(['audit', 'referee']), state: z.string(), agreed: z.boolean().nullable().describe('null while running') })),
+  checks: z.array(
+    z.object({
+      kind: z.enum(['audit', 'referee', 'checker']),
+      state: z.string(),
+      agreed: z.boolean().nullable().describe("audit, referee: whether the run agreed with the executor's result (by digest, or by the buyer's checker with verify); checker: whether the checker said its two output sets agree; null while running or unknown"),
+    }),
+  ),
   dispute: z.object({ reason: z.string(), bond: Amount, asset: Asset, at: z.number().int() }).nullable(),
   verdict: z.string().nullable(),
   resolvedAt: z.number().int().nullable(),

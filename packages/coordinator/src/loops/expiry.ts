@@ -6,35 +6,18 @@
  * reason and their escrow returns (services/queue-timeouts.ts).
  */
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { PeriodicPass } from './periodic.js';
 import { expireQueuedJobs } from '../services/queue-timeouts.js';
 
 const EXPIRE_BATCH = 1000;
 
-export class ExpiryLoop {
-  private interval: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(private readonly rt: Runtime) {}
-
-  start(): void {
-    if (this.interval) return;
-    this.interval = setInterval(() => void this.run(), this.rt.config.expiryPassIntervalMs);
-    this.interval.unref();
+export class ExpiryLoop extends PeriodicPass {
+  constructor(rt: Runtime) {
+    super(rt, 'expiry pass');
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.interval);
-    this.interval = undefined;
-    await this.running;
-  }
-
-  run(): Promise<void> {
-    this.running ??= this.pass()
-      .catch((err) => this.rt.logger.error({ err }, 'expiry pass failed'))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+  protected tick(): Promise<void> {
+    return this.pass();
   }
 
   async pass(): Promise<void> {

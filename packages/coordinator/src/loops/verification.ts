@@ -5,36 +5,22 @@
  * when nothing is due). Nodes a decision banned leave the index.
  */
 import type { Runtime } from '../runtime.js';
+import { PeriodicPass } from './periodic.js';
 import { takeOutBannedOfStep } from '../services/commitments.js';
 
 const BATCH = 200;
 
-export class VerificationLoop {
-  private interval: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(private readonly rt: Runtime) {}
-
-  start(): void {
-    if (this.interval || !this.rt.config.verify) return;
-    this.interval = setInterval(() => void this.run(), this.rt.config.expiryPassIntervalMs);
-    this.interval.unref();
+export class VerificationLoop extends PeriodicPass {
+  constructor(rt: Runtime) {
+    super(rt, 'verification pass');
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.interval);
-    this.interval = undefined;
-    await this.running;
+  protected override enabled(): boolean {
+    return this.rt.config.verify;
   }
 
-  run(): Promise<void> {
-    this.running ??= this.pass()
-      .then(() => undefined)
-      .catch((err) => this.rt.logger.error({ err }, 'verification pass failed'))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+  protected tick(): Promise<number> {
+    return this.pass();
   }
 
   async pass(): Promise<number> {

@@ -107,7 +107,7 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
 
 /** A check run (audit, referee) that ended may have banned a node in the same transaction: take it out now. */
 async function afterCheckRun(rt: Runtime, job: JobRecord): Promise<void> {
-  if ((job.kind !== 'audit' && job.kind !== 'referee') || !job.checkOf) return;
+  if ((job.kind !== 'audit' && job.kind !== 'referee' && job.kind !== 'checker') || !job.checkOf) return;
   const v = await rt.store.getVerification(job.checkOf);
   if (v) await takeOutBannedOfStep(rt, v);
 }

@@ -13,25 +13,21 @@
  * The canary's unspent escrow (released to its buyer-looking account) goes back to the treasury.
  * Lock order: the canary's job row, its attempts, its canary_runs row, then node rows.
  */
-import { ACCOUNTS, newId, penaltyAccounts, penaltyPlan, type Posting, recordAuditOutcome, resultKey } from '@gpux/core';
+import { ACCOUNTS, resultKey } from '@gpux/core';
 import { type Asset, formatAmount, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
-import { cryptoRandom } from '../random.js';
 import type { StoreContext } from './context.js';
 import type { NewEvent } from './events.js';
 import { selectJobRow } from './jobs.js';
 import { balanceIn, postTransferIn } from './ledger.js';
-import { applyReputationIn } from './reputation.js';
 import { type AttemptRow, attemptPriceFromRow, jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { AttemptEndedInput } from './verification.js';
 import { insertCheckJobIn, treasuryCanFund } from './verification-jobs.js';
-import { banNodeIn, releasePendingIn } from './verification-money.js';
+import { applyWrongResultIn, recordAuditIn, releasePendingIn } from './verification-money.js';
 
 /** Referee runs one canary mismatch may take before its catalog entry is dropped undecided. */
 export const MAX_CANARY_REFEREES = 3;
-export const CANARY_FAILED_REASON = 'canary-failed';
-const STAKE_ASSET: Asset = 'usdc';
 
 const isTerminal = (s: string) => TERMINAL_JOB_STATES.includes(s as JobState);
 const num = (v: number | null): number | null => (v === null ? null : Number(v));
@@ -91,7 +87,7 @@ export async function judgeCanaryIn(trx: Kysely<Database>, ctx: StoreContext, jo
     const filled = { ...run, attempt_id: exec.id, node_id: exec.node_id, provider_id: provider?.provider_id ?? null, output_digest: result.outputDigest, exit_code: result.exitCode };
     if (resultKey(result) === knownKey(filled)) {
       events.push(...(await releasePendingIn(trx, ctx, attempts, now, 'audited-passed')));
-      await recordCanaryIn(trx, ctx, exec.node_id, true, now);
+      await recordAuditIn(trx, ctx, exec.node_id, true, now, 'canary');
       return [...events, ...(await closeRunIn(trx, filled, 'passed', 'the node reproduced the known answer', now))];
     }
     // Mismatch: the node's other attempts (retries that ended without this result) are paid; this one waits.
@@ -163,87 +159,16 @@ async function closeRunIn(trx: Kysely<Database>, run: NonNullable<RunRow>, state
   return [{ at: now, subject: 'job', subjectId: run.job_id, type: `canary.${state === 'no-result' ? 'no_result' : state}`, data: { specId: run.spec_id, nodeId: run.node_id, verdict } }];
 }
 
-/** Audits (and canaries) passed in a row, and the node's reputation (canary-passed / canary-failed). */
-async function recordCanaryIn(trx: Kysely<Database>, ctx: StoreContext, nodeId: string, passed: boolean, now: number): Promise<void> {
-  const row = await trx
-    .selectFrom('node_audits')
-    .select('consecutive_passes')
-    .where('node_id', '=', nodeId)
-    .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
-    .executeTakeFirst();
-  const next = recordAuditOutcome({ consecutivePasses: Number(row?.consecutive_passes ?? 0) }, passed).consecutivePasses;
-  await trx
-    .insertInto('node_audits')
-    .values({ node_id: nodeId, consecutive_passes: next, updated_at: now })
-    .onConflict((oc) => oc.column('node_id').doUpdateSet({ consecutive_passes: next, updated_at: now }))
-    .execute();
-  await applyReputationIn(trx, ctx, nodeId, passed ? 'canary-passed' : 'canary-failed', now);
-}
-
-/** TRUST.md "failed canary": as a wrong result, with the treasury as the buyer. One transfer, the penalty row, the ban. */
-async function applyCanaryFailedIn(
-  trx: Kysely<Database>,
-  ctx: StoreContext,
-  run: NonNullable<RunRow>,
-  a: AttemptRow,
-  referee: Record<string, unknown>,
-  now: number,
-): Promise<NewEvent[]> {
-  const price = attemptPriceFromRow(a);
-  const asset = price?.asset ?? STAKE_ASSET;
-  const pending = ACCOUNTS.pending(a.id);
-  const pay = price ? await balanceIn(trx, ctx, pending, asset, true) : 0;
-  const stake = await balanceIn(trx, ctx, ACCOUNTS.stake(a.node_id), STAKE_ASSET, true);
-  const acc = { ...penaltyAccounts({ nodeId: a.node_id, jobId: a.job_id, buyerId: '', providerId: price?.providerId ?? '' }), pay: pending };
-  const plan = penaltyPlan({ kind: 'canary-failed', stake, jobPrice: Number(a.settled_charged), pay }, acc);
-  const postings: Posting[] = [];
-  for (const l of plan.legs) {
-    const legAsset = l.what === 'slash' ? STAKE_ASSET : asset;
-    postings.push({ account: l.from, asset: legAsset, amount: -l.amount }, { account: l.to, asset: legAsset, amount: l.amount });
-  }
-  const transfer =
-    postings.length > 0
-      ? await postTransferIn(trx, {
-          kind: plan.slashed > 0 ? 'slash' : 'pay.forfeit',
-          postings,
-          at: now,
-          memo: `${CANARY_FAILED_REASON} on job ${a.job_id}, attempt ${a.id}: ${plan.reason}`,
-          jobId: a.job_id,
-          attemptId: a.id,
-          nodeId: a.node_id,
-        })
-      : null;
+/** TRUST.md "failed canary": as a wrong result, with the treasury as the buyer (verification-money.ts applyWrongResultIn). */
+async function applyCanaryFailedIn(trx: Kysely<Database>, ctx: StoreContext, run: NonNullable<RunRow>, a: AttemptRow, referee: Record<string, unknown>, now: number): Promise<NewEvent[]> {
   const evidence = {
     jobId: a.job_id,
     knownAnswer: { specId: run.spec_id, sourceJobId: run.source_job_id, outputDigest: run.known_digest, exitCode: num(run.known_exit_code), operators: JSON.parse(run.known_operators) },
     node: { attemptId: a.id, nodeId: a.node_id, outputDigest: a.output_digest, exitCode: num(a.exit_code), commitment: a.commitment ?? null, commitmentSignature: a.commitment_signature ?? null },
     referee,
   };
-  const id = newId('pen', now, cryptoRandom);
-  await trx
-    .insertInto('penalties')
-    .values({
-      id,
-      node_id: a.node_id,
-      kind: 'canary-failed',
-      job_id: a.job_id,
-      attempt_id: a.id,
-      evidence: JSON.stringify(evidence),
-      transfer_id: transfer?.id ?? null,
-      slashed: plan.slashed,
-      fee: 0,
-      banned: plan.ban ? 1 : 0,
-      suspended: 0,
-      reason: plan.reason,
-      at: now,
-    })
-    .execute();
-  await banNodeIn(trx, now, a.node_id, CANARY_FAILED_REASON);
-  await recordCanaryIn(trx, ctx, a.node_id, false, now);
-  return [
-    { at: now, subject: 'node', subjectId: a.node_id, type: 'node.penalized', data: { penaltyId: id, kind: 'canary-failed', jobId: a.job_id, attemptId: a.id, slashed: plan.slashed, payForfeited: pay } },
-    { at: now, subject: 'node', subjectId: a.node_id, type: 'node.removed', data: { reason: CANARY_FAILED_REASON, penaltyId: id } },
-  ];
+  const { events } = await applyWrongResultIn(trx, ctx, { kind: 'canary-failed', attempt: a, buyerAccount: ACCOUNTS.treasury, reporter: 'coordinator', evidence, now });
+  return events;
 }
 
 /** The canary's escrow rest was released to its buyer-looking account; it goes back to the treasury. */

@@ -11,7 +11,7 @@
  *   closes canary runs that ended outside an attempt end (queue timeout).
  */
 import { createHash } from 'node:crypto';
-import { ACCOUNTS, type CanaryIssueQuery, type CanaryPassResult, type CanaryStats, canaryDecision, type JobPaymentRecord, type JobRecord, jobPriority, newId, PRIORITY_RANK } from '@gpux/core';
+import { ACCOUNTS, type CanaryIssueQuery, type CanaryPassResult, type CanaryStats, canaryDecision, type JobPaymentRecord, type JobRecord, newId, } from '@gpux/core';
 import { formatAmount, type JobSpec, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
@@ -19,7 +19,7 @@ import { judgeCanaryIn } from './canaries.js';
 import { inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
 import { postTransferIn } from './ledger.js';
-import { checkColumns, type JobRow, paymentColumns, specColumns } from './rows.js';
+import { newJobRow } from './rows.js';
 import type { Database } from './schema.js';
 import { checkRunHold, treasuryCanFund } from './verification-jobs.js';
 import type { CheckRun, VerificationRow } from './verification-rows.js';
@@ -134,31 +134,21 @@ async function issueOneIn(trx: Kysely<Database>, ctx: StoreContext, q: CanaryIss
   const earlier = await trx.selectFrom('canary_runs').select('provider_id').where('spec_id', '=', entry.id).where('provider_id', 'is not', null).execute();
   const avoid = [...new Set([...known, ...earlier.map((r) => r.provider_id as string)])].sort();
   const id = newId('job', q.now, q.random);
-  // A buyer-looking account of its own: nothing a node can see ties canaries together (see the report for what can).
+  // A buyer-looking account of its own: nothing a node can see ties canaries together (README "Canaries" says what still can).
   const buyerId = newId('acct', q.now, q.random);
   const hold = checkRunHold({ spec, payment });
-  const row: JobRow = {
+  const row = newJobRow({
     id,
-    buyer_id: buyerId,
-    name: spec.name,
-    state: 'queued',
-    ...specColumns(spec),
-    idempotency_key: null,
-    attempt_count: 0,
-    current_attempt_id: null,
-    run_after: null,
-    exit_code: null,
-    error: null,
-    cancel_requested: 0,
-    avoid_node_ids: '[]',
-    priority: PRIORITY_RANK[jobPriority(spec)],
-    ...paymentColumns(payment),
-    ...checkColumns({ kind: 'canary', checkOf: entry.source_job_id, avoidProviderIds: avoid, holdPay: true }),
-    created_at: q.now,
-    updated_at: q.now,
-    started_at: null,
-    finished_at: null,
-  };
+    buyerId,
+    spec,
+    idempotencyKey: null,
+    now: q.now,
+    payment,
+    kind: 'canary',
+    checkOf: entry.source_job_id,
+    avoidProviderIds: avoid,
+    holdPay: true,
+  });
   await trx.insertInto('jobs').values(row).execute();
   if (hold > 0) {
     await postTransferIn(trx, {

@@ -1,11 +1,11 @@
 /** Job verbs: submit (idempotent, holding the job's escrow), read, list, cancel (releasing it), count. */
-import { CANCEL_GRACE_MS, GpuxError, type JobRecord, jobPriority, type NewJob, type Page, PRIORITY_RANK } from '@gpux/core';
+import { CANCEL_GRACE_MS, GpuxError, type JobRecord, type NewJob, type Page, } from '@gpux/core';
 import { JOB_STATES, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
-import { checkColumns, type JobRow, jobFromRow, paymentColumns, specColumns } from './rows.js';
+import { type JobRow, jobFromRow, newJobRow } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
 import { holdReplicaIn } from './verification-jobs.js';
@@ -56,28 +56,7 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       if (existing) return { job: jobFromRow(existing), created: false };
     }
     if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued);
-    const row: JobRow = {
-      id: job.id,
-      buyer_id: job.buyerId,
-      name: job.spec.name,
-      state: 'queued',
-      ...specColumns(job.spec),
-      idempotency_key: key,
-      attempt_count: 0,
-      current_attempt_id: null,
-      run_after: null,
-      exit_code: null,
-      error: null,
-      cancel_requested: 0,
-      avoid_node_ids: '[]',
-      priority: PRIORITY_RANK[jobPriority(job.spec)],
-      ...paymentColumns(job.payment),
-      ...checkColumns(job),
-      created_at: job.now,
-      updated_at: job.now,
-      started_at: null,
-      finished_at: null,
-    };
+    const row = newJobRow(job);
     // A concurrent submit with the same key (PostgreSQL) makes this insert a no-op; then read the winner.
     const inserted = await trx
       .insertInto('jobs')

@@ -1,5 +1,5 @@
 /** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
-import type { AttemptPriceRecord, AttemptRecord, EventRecord, JobCheckFields, JobKind, JobPaymentRecord, JobRecord, NodeRecord, Role, TokenRecord } from '@gpux/core';
+import { type AttemptPriceRecord, type AttemptRecord, type EventRecord, type JobCheckFields, type JobKind, type JobPaymentRecord, type JobRecord, jobPriority, type NewJob, type NodeRecord, PRIORITY_RANK, type Role, type TokenRecord } from '@gpux/core';
 import { type Asset, type AttemptState, JobSpec, type JobState, type NodeAdminState, type NodeStatus, type OutputFile } from '@gpux/protocol';
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
@@ -123,6 +123,32 @@ export function queuedJobFromRow(r: QueuedJobRow): JobRecord {
 /** The job row's payment columns (all null without a market). */
 export function paymentColumns(p: JobPaymentRecord | undefined | null): Pick<JobRow, 'pay_asset' | 'pay_cap' | 'pay_units' | 'pay_held'> {
   return p ? { pay_asset: p.asset, pay_cap: p.capPerUnitHour, pay_units: p.units, pay_held: p.held } : { pay_asset: null, pay_cap: null, pay_units: null, pay_held: null };
+}
+
+/** A new queued job's row: a buyer's submission, or a run the coordinator makes (audit, referee, canary). */
+export function newJobRow(j: Pick<NewJob, 'id' | 'buyerId' | 'spec' | 'idempotencyKey' | 'now' | 'payment'> & JobCheckFields): JobRow {
+  return {
+    id: j.id,
+    buyer_id: j.buyerId,
+    name: j.spec.name,
+    state: 'queued',
+    ...specColumns(j.spec),
+    idempotency_key: j.idempotencyKey,
+    attempt_count: 0,
+    current_attempt_id: null,
+    run_after: null,
+    exit_code: null,
+    error: null,
+    cancel_requested: 0,
+    avoid_node_ids: '[]',
+    priority: PRIORITY_RANK[jobPriority(j.spec)],
+    ...paymentColumns(j.payment),
+    ...checkColumns(j),
+    created_at: j.now,
+    updated_at: j.now,
+    started_at: null,
+    finished_at: null,
+  };
 }
 
 /** The attempt row's price columns (all null without a market). */

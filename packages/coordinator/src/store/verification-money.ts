@@ -16,7 +16,6 @@ import { type AttemptRow, attemptPriceFromRow } from './rows.js';
 import type { Database } from './schema.js';
 
 const STAKE_ASSET: Asset = 'usdc';
-export const WRONG_RESULT_REASON = 'wrong-result';
 
 /** Release what each attempt's pending account holds to its provider. Returns the events. */
 export async function releasePendingIn(trx: Kysely<Database>, ctx: StoreContext, attempts: readonly AttemptRow[], now: number, why: string): Promise<NewEvent[]> {
@@ -44,8 +43,11 @@ export async function releasePendingIn(trx: Kysely<Database>, ctx: StoreContext,
   return events;
 }
 
-/** The node's audit history after an outcome (a pass extends the run, a failure resets it). */
-export async function recordAuditIn(trx: Kysely<Database>, ctx: StoreContext, nodeId: string, passed: boolean, now: number): Promise<void> {
+/**
+ * The node's audit history after an audit or canary outcome (TRUST.md: "audits (and canaries) passed in a
+ * row"; a pass extends the run, a failure resets it), and the matching reputation event.
+ */
+export async function recordAuditIn(trx: Kysely<Database>, ctx: StoreContext, nodeId: string, passed: boolean, now: number, source: 'audit' | 'canary' = 'audit'): Promise<void> {
   const row = await trx
     .selectFrom('node_audits')
     .select('consecutive_passes')
@@ -58,7 +60,7 @@ export async function recordAuditIn(trx: Kysely<Database>, ctx: StoreContext, no
     .values({ node_id: nodeId, consecutive_passes: next, updated_at: now })
     .onConflict((oc) => oc.column('node_id').doUpdateSet({ consecutive_passes: next, updated_at: now }))
     .execute();
-  await applyReputationIn(trx, ctx, nodeId, passed ? 'audit-passed' : 'audit-failed', now);
+  await applyReputationIn(trx, ctx, nodeId, `${source}-${passed ? 'passed' : 'failed'}`, now);
 }
 
 /** Audits passed in a row (0 for a node never audited), locked on PostgreSQL until the transaction ends. */
@@ -73,6 +75,8 @@ export async function auditHistoryIn(trx: Kysely<Database>, ctx: StoreContext, n
 }
 
 export interface WrongResultInput {
+  /** wrong-result (absent): a referee confirmed it; canary-failed: a referee reproduced the canary's known answer. */
+  kind?: 'wrong-result' | 'canary-failed';
   /** The attempt whose result was confirmed wrong (its node is penalized, its pending pay forfeited). */
   attempt: AttemptRow;
   /** Where the forfeited pay and the buyer's part of the slash go (the buyer's wallet; the treasury for check runs). */
@@ -101,7 +105,9 @@ export async function applyWrongResultIn(trx: Kysely<Database>, ctx: StoreContex
     pay: pending,
     buyer: w.buyerAccount,
   };
-  const plan = penaltyPlan({ kind: 'wrong-result', stake, jobPrice: Number(a.settled_charged), pay, reporter: w.reporter }, acc);
+  const kind = w.kind ?? 'wrong-result';
+  const jobPrice = Number(a.settled_charged);
+  const plan = kind === 'canary-failed' ? penaltyPlan({ kind, stake, jobPrice, pay }, acc) : penaltyPlan({ kind, stake, jobPrice, pay, reporter: w.reporter }, acc);
   // Pay legs move the job's asset, slash legs the stake's (USDC): one transfer, balanced per asset.
   const postings: Posting[] = [];
   for (const l of plan.legs) {
@@ -114,7 +120,7 @@ export async function applyWrongResultIn(trx: Kysely<Database>, ctx: StoreContex
           kind: plan.slashed > 0 ? 'slash' : 'pay.forfeit',
           postings,
           at: w.now,
-          memo: `${WRONG_RESULT_REASON} on job ${a.job_id}, attempt ${a.id}: ${plan.reason}`,
+          memo: `${kind} on job ${a.job_id}, attempt ${a.id}: ${plan.reason}`,
           jobId: a.job_id,
           attemptId: a.id,
           nodeId: a.node_id,
@@ -126,7 +132,7 @@ export async function applyWrongResultIn(trx: Kysely<Database>, ctx: StoreContex
     .values({
       id,
       node_id: a.node_id,
-      kind: 'wrong-result',
+      kind,
       job_id: a.job_id,
       attempt_id: a.id,
       evidence: JSON.stringify(w.evidence),
@@ -139,11 +145,11 @@ export async function applyWrongResultIn(trx: Kysely<Database>, ctx: StoreContex
       at: w.now,
     })
     .execute();
-  await banNodeIn(trx, w.now, a.node_id, WRONG_RESULT_REASON);
-  await recordAuditIn(trx, ctx, a.node_id, false, w.now);
+  await banNodeIn(trx, w.now, a.node_id, kind);
+  await recordAuditIn(trx, ctx, a.node_id, false, w.now, kind === 'canary-failed' ? 'canary' : 'audit');
   const events: NewEvent[] = [
-    { at: w.now, subject: 'node', subjectId: a.node_id, type: 'node.penalized', data: { penaltyId: id, kind: 'wrong-result', jobId: a.job_id, attemptId: a.id, slashed: plan.slashed, payForfeited: pay } },
-    { at: w.now, subject: 'node', subjectId: a.node_id, type: 'node.removed', data: { reason: WRONG_RESULT_REASON, penaltyId: id } },
+    { at: w.now, subject: 'node', subjectId: a.node_id, type: 'node.penalized', data: { penaltyId: id, kind, jobId: a.job_id, attemptId: a.id, slashed: plan.slashed, payForfeited: pay } },
+    { at: w.now, subject: 'node', subjectId: a.node_id, type: 'node.removed', data: { reason: kind, penaltyId: id } },
   ];
   return { plan, events };
 }

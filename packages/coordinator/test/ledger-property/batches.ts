@@ -22,7 +22,7 @@ const raceArb: fc.Arbitrary<Cmd[]> = fc.oneof(
     .record({ attempt: pickArb, outcome: outcomeArb, min: fc.constantFrom(0, 1_000) })
     .map(({ attempt, outcome, min }): Cmd[] => [
       { t: 'settle', minIntervalMs: min, limit: 10 },
-      { t: 'finish', attempt, outcome, ended: false },
+      { t: 'finish', attempt, outcome, ended: false, lie: false, draw: 0.5 },
       { t: 'expire', limit: 10 },
       { t: 'settle', minIntervalMs: 0, limit: 10 },
     ]),
@@ -56,7 +56,7 @@ const raceArb: fc.Arbitrary<Cmd[]> = fc.oneof(
   fc.record({ job: pickArb, a: arbs.assign, attempt: pickArb, graceMs: fc.integer({ min: 0, max: 120_000 }) }).map(({ job, a, attempt, graceMs }): Cmd[] => [
     { t: 'cancel', job, graceMs },
     { ...a, job },
-    { t: 'finish', attempt, outcome: 'crashed', ended: false },
+    { t: 'finish', attempt, outcome: 'crashed', ended: false, lie: false, draw: 0.5 },
     { t: 'release', limit: 10 },
   ]),
   // A cancel whose node heartbeats on and never stops (issue 10 item 8): its lease stays at cancel + grace,

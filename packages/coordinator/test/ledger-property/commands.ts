@@ -10,13 +10,19 @@ import type { Run } from './model.js';
 import { ASSETS, BUYERS, CAPS, FEES, NODES, PARTIES, TIMEOUTS } from './world.js';
 
 export type Outcome = 'succeeded' | 'failed' | 'crashed' | 'cancelled';
+/**
+ * How a submission asks for verification (issue 11): none (paid at once), held pay (audited at the
+ * node's rate), held pay with replicas: 2, or held pay with deterministic: false (never re-run).
+ */
+export type Verify = 'none' | 'held' | 'replicas' | 'nondeterministic';
 export type Cmd =
   | { t: 'mint'; who: number; asset: Asset; amount: number }
-  | { t: 'submit'; buyer: number; asset: Asset; cap: number; gpus: number; timeout: number; retries: number; nodes: number; key: number | null }
+  | { t: 'submit'; buyer: number; asset: Asset; cap: number; gpus: number; timeout: number; retries: number; nodes: number; key: number | null; verify: Verify }
   | { t: 'cancel'; job: number; graceMs: number }
   | { t: 'assign'; job: number; node: number; pricePct: number; feeBps: number; lockMultiple: number; leaseMs: number }
   | { t: 'start'; attempt: number }
-  | { t: 'finish'; attempt: number; outcome: Outcome; ended: boolean }
+  /** `lie`: a wrong digest; `draw`: the coordinator's audit draw taken after the commitment. */
+  | { t: 'finish'; attempt: number; outcome: Outcome; ended: boolean; lie: boolean; draw: number }
   | { t: 'heartbeat'; node: number; leaseMs: number }
   | { t: 'settle'; minIntervalMs: number; limit: number }
   | { t: 'expire'; limit: number }
@@ -27,7 +33,12 @@ export type Cmd =
   | { t: 'payout'; who: number; asset: Asset; pct: number }
   | { t: 'complete'; payout: number; ended: boolean }
   | { t: 'reject'; payout: number; ended: boolean }
-  | { t: 'advance'; ms: number };
+  | { t: 'advance'; ms: number }
+  // Verification (issue 11): the operator funds the treasury's audit budget; a buyer disputes a result in
+  // its window (bond: pct of its wallet); the windows that closed release their held pay.
+  | { t: 'fund'; asset: Asset; amount: number }
+  | { t: 'dispute'; job: number; pct: number }
+  | { t: 'close'; limit: number };
 
 /** How commands of the kinds K are carried out: the model's update on success, and a line for the log. */
 export type Verbs<K extends Cmd['t']> = { [k in K]: (run: Run, store: Store, cmd: Extract<Cmd, { t: k }>) => Promise<string> };
@@ -51,6 +62,7 @@ export const arbs = {
     retries: fc.integer({ min: 0, max: 2 }),
     nodes: fc.constantFrom(1, 1, 1, 2),
     key: fc.option(fc.nat({ max: 2 }), { freq: 3 }), // an idempotency key, now and then one used before
+    verify: fc.constantFrom<Verify>('none', 'held', 'held', 'held', 'replicas', 'nondeterministic'),
   }),
   cancel: fc.record({ t: fc.constant('cancel'), job: pickArb, graceMs: fc.integer({ min: 0, max: 120_000 }) }), // the cancel grace (issue 10 item 8)
   assign: fc.record({
@@ -63,7 +75,15 @@ export const arbs = {
     leaseMs: fc.integer({ min: 5_000, max: 600_000 }),
   }),
   start: fc.record({ t: fc.constant('start'), attempt: pickArb }),
-  finish: fc.record({ t: fc.constant('finish'), attempt: pickArb, outcome: outcomeArb, ended: rarely }),
+  finish: fc.record({
+    t: fc.constant('finish'),
+    attempt: pickArb,
+    outcome: fc.constantFrom<Outcome>('succeeded', 'succeeded', 'failed', 'crashed', 'cancelled'),
+    ended: rarely,
+    lie: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    // 0.99 samples out a node past its first 10 audits; 0.01 audits it.
+    draw: fc.constantFrom(0.01, 0.5, 0.99),
+  }),
   heartbeat: fc.record({ t: fc.constant('heartbeat'), node: fc.nat({ max: NODES.length - 1 }), leaseMs: fc.integer({ min: 5_000, max: 600_000 }) }),
   settle: fc.record({ t: fc.constant('settle'), minIntervalMs: fc.constantFrom(0, 1_000, 60_000), limit: fc.integer({ min: 1, max: 10 }) }),
   expire: fc.record({ t: fc.constant('expire'), limit: fc.integer({ min: 1, max: 10 }) }),
@@ -86,6 +106,9 @@ export const arbs = {
   complete: fc.record({ t: fc.constant('complete'), payout: pickArb, ended: rarely }),
   reject: fc.record({ t: fc.constant('reject'), payout: pickArb, ended: rarely }),
   advance: fc.record({ t: fc.constant('advance'), ms: fc.integer({ min: 0, max: 900_000 }) }),
+  fund: fc.record({ t: fc.constant('fund'), asset: assetArb, amount: fc.integer({ min: 1, max: 40_000_000 }) }),
+  dispute: fc.record({ t: fc.constant('dispute'), job: pickArb, pct: fc.integer({ min: 0, max: 120 }) }),
+  close: fc.record({ t: fc.constant('close'), limit: fc.integer({ min: 1, max: 10 }) }),
 } satisfies { [K in Cmd['t']]: fc.Arbitrary<Extract<Cmd, { t: K }>> };
 
 const weights: { [K in Cmd['t']]: number } = {
@@ -106,6 +129,9 @@ const weights: { [K in Cmd['t']]: number } = {
   complete: 1,
   reject: 1,
   advance: 4,
+  fund: 2,
+  dispute: 2,
+  close: 2,
 };
 
 export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(...(Object.keys(arbs) as Cmd['t'][]).map((k) => ({ weight: weights[k], arbitrary: arbs[k] as fc.Arbitrary<Cmd> })));

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { ACCOUNTS, FREE_LEASE_LOSSES, LEASE_LOSS_WINDOW_MS, type LostAttempt, lostJobPrice, MAX_LEASE_LOSSES, type Store } from '@gpux/core';
 import type { Cmd } from './commands.js';
 import type { Run } from './model.js';
+import { ASSETS, PARTIES } from './world.js';
 
 export async function checkLeasePenalty(run: Run, store: Store, l: LostAttempt): Promise<void> {
   const times = (run.leaseLosses.get(l.nodeId) ?? []).filter((t) => run.now - t < LEASE_LOSS_WINDOW_MS);
@@ -36,7 +37,7 @@ export async function checkLeasePenalty(run: Run, store: Store, l: LostAttempt):
 }
 
 /** Funding for LEASE_LOSS_RUN: every party 20 units of each asset. */
-export const LEASE_LOSS_FUNDING: readonly number[] = Array.from({ length: 10 }, () => 20_000_000);
+export const LEASE_LOSS_FUNDING: readonly number[] = Array.from({ length: PARTIES.length * ASSETS.length }, () => 20_000_000);
 
 /**
  * A fixed run the random ones rarely reach: node-0 loses the leases of five jobs in a row (the first free,
@@ -45,7 +46,7 @@ export const LEASE_LOSS_FUNDING: readonly number[] = Array.from({ length: 10 }, 
  */
 export const LEASE_LOSS_RUN: readonly Cmd[] = [
   { t: 'stake', node: 0, pct: 50, wrongOwner: false },
-  ...Array.from({ length: 5 }, (): Cmd => ({ t: 'submit', buyer: 0, asset: 'usdc', cap: 1_000_000, gpus: 1, timeout: 600, retries: 0, nodes: 1, key: null })),
+  ...Array.from({ length: 5 }, (): Cmd => ({ t: 'submit', buyer: 0, asset: 'usdc', cap: 1_000_000, gpus: 1, timeout: 600, retries: 0, nodes: 1, key: null, verify: 'none' })),
   ...Array.from({ length: 5 }, (_, i): Cmd[] => [
     ...(i === 4 ? [{ t: 'payout', who: 3, asset: 'usdc', pct: 99 } as Cmd] : []),
     { t: 'assign', job: 0, node: 0, pricePct: 50, feeBps: 500, lockMultiple: 1, leaseMs: 5_000 },

@@ -12,6 +12,15 @@ export interface JobModel {
   id: string;
   buyerId: string;
   payment: JobPaymentRecord;
+  /** A buyer's job, or a check run (audit, replica, referee) the verification step wrote. */
+  kind: 'buyer' | 'audit' | 'referee';
+  /** The buyer's job this one checks (itself for a buyer's job). */
+  rootId: string;
+  /** Pay held until verification (issue 11). */
+  holdPay: boolean;
+  /** Where its first hold came from and how much it was: the buyer's wallet, or the treasury (audits, referees: every try). */
+  funder: string;
+  holdTotal: number;
   /** Its bill is checked once, at the first step that finds it finished. */
   billChecked: boolean;
 }
@@ -52,6 +61,17 @@ export class Run {
   /** node id → when it lost leases (sequential runs: the model's count of abandoned leases). */
   readonly leaseLosses = new Map<string, number[]>();
   readonly log: string[] = [];
+  /** Verification (issue 11): nodes that ever reported a wrong result of a verified job, and those attempts. */
+  readonly liars = new Set<string>();
+  readonly lies = new Set<string>();
+  /** Nodes banned by a wrong-result penalty (the scheduler never places work on them again). */
+  readonly banned = new Set<string>();
+  /** Wrong-result penalty rows already accounted for. */
+  readonly penaltiesSeen = new Set<string>();
+  /** Money the operator put into the treasury (its audit budget). */
+  readonly treasuryFunded: Record<Asset, number> = { usdc: 0, credit: 0 };
+  /** Verified buyer's job → its disputes' bonds (the model knows whether each was right). */
+  readonly disputes = new Map<string, { bond: number; right: boolean; buyerId: string }>();
 
   constructor(
     /** Sequential runs check each verb's exact outcome against the model; concurrent batches cannot. */

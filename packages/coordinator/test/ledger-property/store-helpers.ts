@@ -43,8 +43,26 @@ export function paymentFor(spec: JobSpec, asset: Asset, capPerUnitHour: number, 
   return { asset, capPerUnitHour, units, held: holdFor(spec, capPerUnitHour) };
 }
 
-/** A node's result report; 'crashed' is a failure without an exit code (the executor died). */
-export function finishReport(attemptId: string, nodeId: string, outcome: Outcome, durationMs: number, now: number): FinishAttemptInput {
+/**
+ * A node's result report; 'crashed' is a failure without an exit code (the executor died). With `signed`
+ * it carries the node's result commitment over its digest (what opens a verification step) and the
+ * coordinator's audit draw.
+ */
+export function finishReport(
+  attemptId: string,
+  nodeId: string,
+  outcome: Outcome,
+  durationMs: number,
+  now: number,
+  signed?: { digest: string; draw: number },
+): FinishAttemptInput {
+  const r = finishInput(attemptId, nodeId, outcome, durationMs, now);
+  if (!signed) return r;
+  const commitment = JSON.stringify({ attemptId, outputDigest: signed.digest, exitCode: r.exitCode });
+  return { ...r, outputDigest: signed.digest, commitment, commitmentSignature: `sig:${commitment}`, auditDraw: signed.draw };
+}
+
+function finishInput(attemptId: string, nodeId: string, outcome: Outcome, durationMs: number, now: number): FinishAttemptInput {
   return {
     attemptId,
     nodeId,

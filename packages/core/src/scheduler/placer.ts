@@ -132,7 +132,7 @@ export class PlacementEngine implements Scheduler {
     const draw = random ? random.next() : 0;
     const chosen = pool[Math.min(pool.length - 1, Math.floor(draw * pool.length))] as Candidate;
     const out = this.commit(job, req, [chosen], index, ctx, false);
-    for (const p of out) p.check = { kind: req.check as 'audit' | 'referee', candidates: pool.length, draw };
+    for (const p of out) p.check = { kind: req.check as 'audit' | 'referee' | 'checker', candidates: pool.length, draw };
     return out;
   }
 

@@ -41,7 +41,7 @@ export interface JobRequirements {
   /** Operators (provider accounts) the job may not be placed with: an audit or referee avoids those it checks. Hard filter. */
   avoidProviders: ReadonlySet<string>;
   /** A check run (audit, referee): placed on a uniformly drawn eligible node, not the best-scored one. */
-  check: 'audit' | 'referee' | null;
+  check: 'audit' | 'referee' | 'checker' | null;
   /** Gang size (members on distinct nodes); 1 for ordinary jobs. */
   nodes: number;
   priority: PriorityClass;
@@ -95,7 +95,7 @@ export function requirementsOf(
     timeoutSeconds: s.timeoutSeconds,
     avoid: new Set(job.avoidNodeIds),
     avoidProviders: new Set(job.avoidProviderIds ?? []),
-    check: job.kind === 'audit' || job.kind === 'referee' ? job.kind : null,
+    check: job.kind === 'audit' || job.kind === 'referee' || job.kind === 'checker' ? job.kind : null,
     nodes: jobNodes(s),
     priority: jobPriority(s),
     gpuShape,

@@ -1,4 +1,4 @@
-/** Trust policy (TRUST.md): audit rate, auditor choice, penalties, reputation, canaries and replication. Pure. */
+/** Trust policy (TRUST.md): audit rate, auditor choice, penalties, reputation, canaries, replication and buyer checkers. Pure. */
 export * from './audit-budget.js';
 export * from './audit-rate.js';
 export * from './auditor.js';
@@ -7,3 +7,5 @@ export * from './reputation.js';
 export * from './verification.js';
 export * from './records.js';
 export * from './verification-step.js';
+export * from './checker.js';
+export * from './checker-step.js';

@@ -29,16 +29,24 @@ export type VerificationLabel =
   | 'dispute-rejected' // the referee agreed with the node; the buyer's bond went to the provider
   | 'wrong-result'; // a referee confirmed the result wrong: pay back to the buyer, the node slashed and banned
 
-/** A re-execution made to check a job: the audit, or a referee. */
+/** A run made to check a job: the audit, a referee, or (spec.verify) a run of the buyer's checker. */
 export interface CheckRunRecord {
   jobId: string;
-  kind: 'audit' | 'referee';
+  kind: 'audit' | 'referee' | 'checker';
   /** The check job's state ('queued' … 'succeeded'). */
   state: string;
   nodeId: string | null;
   /** The check run's output digest and exit code once it ended with a result. */
   outputDigest: string | null;
   exitCode: number | null;
+  /** A checker run: the two runs whose outputs it compares ('executor' or a check run's job id). */
+  pair?: readonly [string, string];
+  /**
+   * Audit, referee: whether it agreed with the executor's result (same digest and exit code, or the buyer's
+   * checker said so); checker: whether its two output sets agree (it exited 0). null: running or unknown.
+   * Absent: compare digests.
+   */
+  agreed?: boolean | null;
 }
 
 export interface DisputeRecord {
@@ -72,6 +80,8 @@ export interface VerificationRecord {
   dispute: DisputeRecord | null;
   /** How it was decided, in words (null while open). */
   verdict: string | null;
+  /** spec.verify: the result was found in agreement by the buyer's checker (not by identical digests). */
+  byChecker?: boolean;
   createdAt: number;
   resolvedAt: number | null;
 }

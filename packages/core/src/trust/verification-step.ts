@@ -7,6 +7,7 @@
  */
 import type { VerifyTerms } from '../records.js';
 import type { AuditDecision } from './audit-rate.js';
+import type { OutputSetFacts } from './checker.js';
 import type { VerificationLabel, VerificationState } from './records.js';
 import { mismatchVerdict } from './verification.js';
 
@@ -31,10 +32,14 @@ export type CheckOutcome = { status: 'running' } | { status: 'result'; result: R
 
 export interface StepCheck {
   jobId: string;
-  kind: 'audit' | 'referee';
+  kind: 'audit' | 'referee' | 'checker';
   /** A referee run of the buyer's dispute (not of an audit mismatch). */
   forDispute: boolean;
   outcome: CheckOutcome;
+  /** A checker run (spec.verify): the two runs it compares ('executor' or a check run's job id). */
+  pair?: readonly [string, string];
+  /** spec.verify: what the run's stored outputs are, for the checker's inputs (null: not stored inline). */
+  outputs?: OutputSetFacts | null;
 }
 
 export interface StepSnapshot {
@@ -44,6 +49,8 @@ export interface StepSnapshot {
   executor: RunResult;
   checks: readonly StepCheck[];
   disputed: boolean;
+  /** spec.verify: results are compared by the buyer's checker (checker-step.ts), and the executor's outputs as stored. */
+  checker?: { executorOutputs: OutputSetFacts | null };
 }
 
 export interface StepOpening {
@@ -52,8 +59,13 @@ export interface StepOpening {
   reason: string;
 }
 
-/** The step as it opens, from the audit decision and whether the treasury's audit budget can pay the run. */
-export function openStep(d: AuditDecision, auditFunded: boolean): StepOpening {
+/**
+ * The step as it opens, from the audit decision and whether the treasury's audit budget can pay the run.
+ * `outputsCheckable` false (spec.verify, and the executor's outputs cannot be handed to the buyer's checker):
+ * an audit could never be compared, so none is run.
+ */
+export function openStep(d: AuditDecision, auditFunded: boolean, outputsCheckable = true): StepOpening {
+  if (d.audit && !outputsCheckable) return { state: 'window', label: 'unaudited', reason: OUTPUTS_NOT_INLINE };
   if (d.audit && auditFunded) return { state: 'auditing', label: 'audit-pending', reason: d.reason };
   if (d.audit) return { state: 'window', label: 'unaudited', reason: 'audit-budget' };
   return { state: 'window', label: d.reason === 'not-deterministic' ? 'not-verifiable' : 'sampled-out', reason: d.reason };
@@ -61,6 +73,9 @@ export function openStep(d: AuditDecision, auditFunded: boolean): StepOpening {
 
 /** The step's reason when the buyer asked for replicas: 2 (always re-run, never drawn). */
 export const REPLICATED = 'replicated';
+/** spec.verify: the reasons a step was left unaudited because the buyer's checker could not decide. */
+export const OUTPUTS_NOT_INLINE = 'outputs-not-inline';
+export const CHECKER_FAILED = 'checker-failed';
 
 /**
  * The step of a job submitted with replicas: 2: forced to a second run (p = 1, no draw) on another operator,
@@ -73,8 +88,8 @@ export function openReplicaStep(funded: boolean): StepOpening {
 }
 
 /** The labels of an open and an agreed step: a replicated job says so, an audited one says audited. */
-const pendingLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replica-pending' : 'audit-pending');
-const agreedLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replicated-agreed' : 'audited-passed');
+export const pendingLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replica-pending' : 'audit-pending');
+export const agreedLabel = (reason: string): VerificationLabel => (reason === REPLICATED ? 'replicated-agreed' : 'audited-passed');
 
 /** The label of a step in its window, from why it was not audited (a void dispute returns to it). */
 export function windowLabel(reason: string): VerificationLabel {
@@ -98,6 +113,10 @@ export interface StepPlan {
   wrongChecks: string[];
   /** Referee runs to queue now. */
   queueReferees: number;
+  /** spec.verify: checker runs to queue now, each comparing two runs ('executor' or a check run's job id). */
+  queueCheckers?: Array<readonly [string, string]>;
+  /** The step's new reason, when it changes (spec.verify: checker-failed, outputs-not-inline). */
+  reason?: string;
   /** What became of a dispute: the referee sided with the node, with the buyer, or produced nothing. */
   dispute?: 'rejected' | 'upheld' | 'void';
   /** The output both sides were judged against (the referees' quorum), when one was found. */
@@ -211,17 +230,19 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
 }
 
 /** One honest sentence for the buyer (API, CLI, dashboard). `until` is the window's close, ISO 8601. */
-export function verificationSummary(v: { state: VerificationState; label: VerificationLabel; p: number; windowClosesAt: number }): string {
+export function verificationSummary(v: { state: VerificationState; label: VerificationLabel; p: number; windowClosesAt: number; reason?: string; byChecker?: boolean | undefined }): string {
   const p = `p=${v.p.toFixed(2)}`;
   const until = new Date(v.windowClosesAt).toISOString();
   switch (v.label) {
     case 'audit-pending':
       return `drawn for audit (${p}): an independent re-run on another operator is in progress; pay held until it ends`;
     case 'audited-passed':
+      if (v.byChecker) return `audited with ${p}: an independent re-run on another operator agreed according to the buyer's checker`;
       return `audited with ${p}: an independent re-run on another operator matched`;
     case 'replica-pending':
       return 'replicas: 2: the second run on another operator (or, on a mismatch, referee runs) is in progress; pay held until it ends';
     case 'replicated-agreed':
+      if (v.byChecker) return "replicated and agreed: a second run on another operator (or, on a mismatch, referee runs) agreed with this result according to the buyer's checker";
       return 'replicated and agreed: a second run on another operator (or, on a mismatch, referee runs) matched this result';
     case 'sampled-out':
       return v.state === 'released' ? `sampled out (${p}); the dispute window closed on ${until} and pay was released` : `sampled out (${p}); disputable until ${until}; pay held until then`;
@@ -230,10 +251,15 @@ export function verificationSummary(v: { state: VerificationState; label: Verifi
         ? `not verifiable (the job declared deterministic: false), never re-executed; the window closed on ${until}`
         : `not verifiable (the job declared deterministic: false), never re-executed; disputable until ${until}; pay held until then`;
     case 'unaudited':
+      if (v.reason === OUTPUTS_NOT_INLINE || v.reason === CHECKER_FAILED) {
+        const why = v.reason === OUTPUTS_NOT_INLINE ? 'the outputs are too large to hand to the buyer\'s checker inline' : "the buyer's checker ended without a verdict";
+        return v.state === 'released' ? `unaudited: ${why}; the window closed on ${until}` : `unaudited: ${why}; disputable until ${until}; pay held until then`;
+      }
       return v.state === 'released' ? `unaudited: no audit could run; the window closed on ${until}` : `unaudited: drawn (${p}) but no audit could run; disputable until ${until}; pay held until then`;
     case 'disputed':
       return 'disputed by the buyer: a referee run on an independent operator decides; pay and bond held until then';
     case 'dispute-rejected':
+      if (v.byChecker) return "dispute rejected: the buyer's checker found a referee run on an independent operator in agreement with the node's result; the bond went to the node's provider";
       return "dispute rejected: a referee run on an independent operator matched the node's result; the bond went to the node's provider";
     case 'wrong-result':
       return "wrong result: referee runs on independent operators contradicted the node's committed result; pay returned to the buyer, the node slashed and banned";
