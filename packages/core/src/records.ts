@@ -132,6 +132,22 @@ export interface NodeRecord {
   removedAt?: number | null;
   registeredAt: number;
   lastHeartbeatAt: number;
+  /** Proof of hardware (issue 12): absent on a node never challenged. */
+  proof?: NodeProofRecord;
+  /** Trust tier (TRUST.md): open unless an operator vouched (curated) or attestation evidence verified (attested). */
+  tier?: 'open' | 'attested' | 'curated';
+}
+
+/** A node's proof-of-hardware state, as stored (protocol NodeProofView on the wire). */
+export interface NodeProofRecord {
+  state: 'unproven' | 'challenging' | 'proven' | 'failed' | 'skipped';
+  provenClass: string | null;
+  /** Measured speed relative to the class table (1 = as expected). */
+  score: number | null;
+  provenAt: number | null;
+  /** Why dispatch is blocked (a failed or timed-out challenge). */
+  reason: string | null;
+  nextCheckAt: number | null;
 }
 
 export interface EventRecord {

@@ -1,5 +1,6 @@
 /** Bodies of the signed node-agent API (/v1/agent/...). */
 import { z } from 'zod';
+import { ChallengeAssignment } from './challenge.js';
 import { BoundedEventData } from './bounded-data.js';
 import { CommitmentSignature, ResultCommitment } from './commitment.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
@@ -32,6 +33,7 @@ export const HeartbeatRequest = z.object({
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 export const HeartbeatResponse = z.object({
   cancel: z.array(z.string()).describe('Attempts to stop now (job cancelled, or the lease was lost)'),
+  challenge: ChallengeAssignment.optional().describe('A proof-of-hardware challenge to run now (issue 12); absent: none pending'),
   heartbeatIntervalMs: z.number().int(),
   serverTime: z.number().int(),
 });

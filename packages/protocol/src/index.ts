@@ -13,3 +13,4 @@ export { parseJobSpec } from './parse-spec.js';
 export * from './money.js';
 export * from './market-api.js';
 export * from './verification.js';
+export * from './challenge.js';

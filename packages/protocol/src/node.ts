@@ -1,5 +1,6 @@
 /** What a node advertises about itself, and how the coordinator shows nodes. */
 import { z } from 'zod';
+import { NodeProofView } from './challenge.js';
 import { ReputationView } from './verification.js';
 
 export const GpuVendor = z.enum(['nvidia', 'amd']);
@@ -93,6 +94,7 @@ export const NodeView = z.object({
   providerId: z.string().nullable().optional().describe('The account that owns the node and is paid for its work (the account of the enrollment token it registered with)'),
   enrollmentId: z.string().nullable().optional().describe('The enrollment token the node registered with'),
   removedAt: z.number().int().nullable().optional().describe('When the node was removed (its enrollment revoked with removeNodes); its requests are refused'),
+  proof: NodeProofView.optional().describe('Proof of hardware (issue 12): the class proven by the timed, checked challenge, its score and when'),
   reputation: ReputationView.nullable().optional().describe('From audits, canaries, completions and lost leases, decayed over time (issue 11); null before its first outcome'),
 });
 export type NodeView = z.infer<typeof NodeView>;

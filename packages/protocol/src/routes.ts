@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import * as access from './access-api.js';
 import * as agent from './agent-api.js';
+import * as challenge from './challenge.js';
 import * as api from './api.js';
 import * as commitment from './commitment.js';
 import * as market from './market-api.js';
@@ -72,6 +73,8 @@ export const ROUTES = {
   startAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/start', auth: 'node', summary: 'The attempt is running', response: agent.StartAttemptResponse }),
   attemptLogs: r({ method: 'POST', path: '/v1/agent/attempts/:id/logs', auth: 'node', summary: 'Append log entries (idempotent by seq)', body: agent.LogBatch, response: agent.LogBatchResponse }),
   attemptEvents: r({ method: 'POST', path: '/v1/agent/attempts/:id/events', auth: 'node', summary: 'Append job events (image pulls) to the job history', body: agent.AttemptEventBatch, response: agent.AttemptEventBatchResponse }),
+  challengeDigests: r({ method: 'POST', path: '/v1/agent/challenges/:id/digests', auth: 'node', summary: 'Proof of hardware: the digest of every product and the timings; returns the row blocks to reveal', body: challenge.ChallengeDigestsRequest, response: challenge.ChallengeDigestsResponse }),
+  challengeReveal: r({ method: 'POST', path: '/v1/agent/challenges/:id/reveal', auth: 'node', summary: 'Proof of hardware: the requested row blocks in full; returns the verdict', body: challenge.ChallengeRevealRequest, response: challenge.ChallengeVerdict }),
   attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
 } as const satisfies Record<string, RouteDef>;
 
