@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { GpuxError } from '@gpux/core';
 import type { Problem } from '@gpux/protocol';
+import { CHALLENGE_RUNNER_SETTINGS, type ChallengeRunnerSetting } from './challenge/choose.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
 export type ExecutorKind = 'docker' | 'process' | 'simulated';
@@ -56,6 +57,15 @@ export interface AgentConfig {
   pollWaitMs: number;
   /** How long stop({ graceful: true }) waits for running attempts. Default 60000 ms. */
   gracefulTimeoutMs: number;
+  /**
+   * GPUX_CHALLENGE_RUNNER / --challenge-runner: what computes the proof-of-hardware challenge. 'auto' (default):
+   * nvidia-torch when NVIDIA GPUs and PyTorch (host python3, else the NVIDIA container runtime) are found, else cpu.
+   */
+  challengeRunner: ChallengeRunnerSetting;
+  /** GPUX_CHALLENGE_PYTHON: the host python with PyTorch. Default python3. */
+  challengePython?: string;
+  /** GPUX_CHALLENGE_IMAGE: the PyTorch image the container runner uses. Default a public pytorch/pytorch CUDA runtime image. */
+  challengeImage?: string;
 }
 
 export interface AgentConfigOverrides {
@@ -83,6 +93,9 @@ export interface AgentConfigOverrides {
   defaultCpus?: number | string;
   defaultMemoryGb?: number | string;
   dockerSocket?: string;
+  challengeRunner?: string;
+  challengePython?: string;
+  challengeImage?: string;
 }
 
 export function loadAgentConfig(env: Record<string, string | undefined>, overrides: AgentConfigOverrides = {}): AgentConfig {
@@ -136,6 +149,12 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   // A remote DOCKER_HOST only matters to the docker executor.
   const dockerSocket = socketOf(overrides.dockerSocket ?? nonEmpty(env.GPUX_DOCKER_SOCKET), nonEmpty(env.DOCKER_HOST), executor === 'docker' ? bad : () => {});
 
+  const challengeRunnerName = pick(overrides.challengeRunner, 'GPUX_CHALLENGE_RUNNER') ?? 'auto';
+  const challengeRunner = CHALLENGE_RUNNER_SETTINGS.find((r) => r === challengeRunnerName);
+  if (!challengeRunner) bad('challengeRunner', `unknown challenge runner "${challengeRunnerName}" (expected ${CHALLENGE_RUNNER_SETTINGS.join(', ')})`);
+  const challengePython = pick(overrides.challengePython, 'GPUX_CHALLENGE_PYTHON');
+  const challengeImage = pick(overrides.challengeImage, 'GPUX_CHALLENGE_IMAGE');
+
   const enrollmentToken = pick(overrides.enrollmentToken, 'GPUX_ENROLLMENT_TOKEN');
   if (enrollmentToken !== undefined && !enrollmentToken.startsWith('gpux_enroll_')) {
     bad('enrollmentToken', 'must be a node enrollment token ("gpux_enroll_…") from `gpux enrollment create`, not an account token');
@@ -171,7 +190,10 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
     dockerSocket,
     pollWaitMs,
     gracefulTimeoutMs,
+    challengeRunner: challengeRunner ?? 'auto',
   };
+  if (challengePython !== undefined) config.challengePython = challengePython;
+  if (challengeImage !== undefined) config.challengeImage = challengeImage;
   if (region !== undefined) config.region = region;
   if (name !== undefined) config.name = name;
   if (enrollmentToken !== undefined) config.enrollmentToken = enrollmentToken;

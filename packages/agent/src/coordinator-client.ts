@@ -3,6 +3,10 @@ import { GpuxError } from '@gpux/core';
 import {
   type AttemptEventBatch,
   AttemptEventBatchResponse,
+  type ChallengeDigestsRequest,
+  ChallengeDigestsResponse,
+  type ChallengeRevealRequest,
+  ChallengeVerdict,
   ErrorBody,
   type ErrorCode,
   HeartbeatResponse,
@@ -108,6 +112,16 @@ export class CoordinatorClient {
 
   result(attemptId: string, report: ResultReport): Promise<ResultResponse> {
     return this.call('POST', withId(ROUTES.attemptResult.path, attemptId), ResultResponse, report);
+  }
+
+  /** Proof of hardware: the digests and timings; the answer names the row blocks to reveal. */
+  challengeDigests(challengeId: string, body: ChallengeDigestsRequest): Promise<ChallengeDigestsResponse> {
+    return this.call('POST', withId(ROUTES.challengeDigests.path, challengeId), ChallengeDigestsResponse, body);
+  }
+
+  /** Proof of hardware: the asked blocks in full; the answer is the verdict (the coordinator checks them first: allow time). */
+  challengeReveal(challengeId: string, body: ChallengeRevealRequest): Promise<ChallengeVerdict> {
+    return this.call('POST', withId(ROUTES.challengeReveal.path, challengeId), ChallengeVerdict, body, { timeoutMs: Math.max(this.timeoutMs, 120_000) });
   }
 
   private async call<S extends z.ZodType>(

@@ -34,6 +34,7 @@ describe('loadAgentConfig', () => {
       dockerSocket: '/var/run/docker.sock',
       pollWaitMs: 25000,
       gracefulTimeoutMs: 60000,
+      challengeRunner: 'auto',
     } satisfies AgentConfig);
   });
 

@@ -1,7 +1,7 @@
 /** Coordinator configuration: parsed once at start from the environment (and CLI overrides), pure and tested. */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_AUDIT_BUDGET_BPS, DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
+import { type ChallengeTolerance, DEFAULT_AUDIT_BUDGET_BPS, DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
 import type { StorePolicies } from './store/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -136,6 +136,21 @@ export interface CoordinatorConfig {
    * check run past it is not funded: the job is labelled unaudited (reason audit-budget). Default 10000 (all).
    */
   auditBudgetBps: number;
+  /**
+   * GPUX_CHALLENGE. `required`: a node takes no job until it passes the proof-of-hardware challenge (a timed,
+   * checked computation, issue 12), and a failed or timed-out one blocks dispatch again. `off`: no challenge
+   * (a private cluster; the node's proof reads 'skipped'). Default required when the market is on, else off.
+   */
+  challenge: 'required' | 'off';
+  /** GPUX_CHALLENGE_RECHECK_MS. Mean of the random (exponential) interval between re-checks of a proven node. Default 86400000 (24 h). */
+  challengeRecheckMs: number;
+  /** GPUX_CHALLENGE_RETRY_MS. After a failed or timed-out challenge, when the next one is issued. Default 600000 (10 min). */
+  challengeRetryMs: number;
+  /**
+   * Tests and benches only (never from the environment): force the challenge's matrix size, compute target or
+   * product count, and the class tolerance (start-up allowance, slowdown), so a run fits a shared CPU.
+   */
+  challengeSizing?: { n?: number; targetComputeMs?: number; maxProducts?: number; tolerance?: Partial<ChallengeTolerance> };
 }
 
 type Env = Record<string, string | undefined>;
@@ -224,6 +239,8 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'workPollsPerNode',
     'registerRatePerMin',
     'maxNodesPerProvider',
+    'challengeRecheckMs',
+    'challengeRetryMs',
   ];
   for (const k of positive) {
     const v = c[k];
@@ -247,6 +264,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (!Number.isSafeInteger(c.auditFloorBps) || c.auditFloorBps < 1 || c.auditFloorBps > 10_000) invalid('auditFloorBps', String(c.auditFloorBps), 'an integer from 1 to 10000');
   if (!(c.canaryRate >= 0 && c.canaryRate <= 1)) invalid('canaryRate', String(c.canaryRate), 'a number from 0 to 1');
   if (!Number.isSafeInteger(c.canaryCatalogSize) || c.canaryCatalogSize < 1) invalid('canaryCatalogSize', String(c.canaryCatalogSize), 'a positive integer');
+  if (c.challenge !== 'required' && c.challenge !== 'off') invalid('challenge', String(c.challenge), 'required or off');
   if (!Number.isInteger(c.auditBudgetBps) || c.auditBudgetBps < 0 || c.auditBudgetBps > 10_000) invalid('auditBudgetBps', String(c.auditBudgetBps), 'an integer from 0 to 10000');
   // TRUST.md: stake unbonds only after the longest dispute window plus 7 days, so a cheat found late still has stake to slash.
   if (c.verify && c.unbondDelayMs < c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS) {
@@ -321,10 +339,15 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     canaryRate: fraction(env, 'GPUX_CANARY_RATE') ?? 0.01,
     canaryCatalogSize: int(env, 'GPUX_CANARY_CATALOG_SIZE', 1, 1_000_000) ?? 1000,
     auditBudgetBps: int(env, 'GPUX_AUDIT_BUDGET_BPS', 0, 10_000) ?? DEFAULT_AUDIT_BUDGET_BPS,
+    // Resolved below: its default follows the market after overrides.
+    challenge: challengeMode(env) ?? (undefined as unknown as 'required'),
+    challengeRecheckMs: int(env, 'GPUX_CHALLENGE_RECHECK_MS', 1) ?? 24 * 3_600_000,
+    challengeRetryMs: int(env, 'GPUX_CHALLENGE_RETRY_MS', 1) ?? 10 * 60_000,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   const merged = { ...c, ...withoutUndefined(overrides) };
   if (merged.verify === undefined) merged.verify = merged.market;
+  if (merged.challenge === undefined) merged.challenge = merged.market ? 'required' : 'off';
   return check(merged);
 }
 
@@ -336,6 +359,13 @@ export function storePolicies(c: CoordinatorConfig): StorePolicies {
     deadlines: { resultGraceMs: c.resultGraceMs, startGraceMs: c.resultGraceMs + c.leaseTtlMs },
     auditBudgetBps: c.auditBudgetBps,
   };
+}
+
+function challengeMode(env: Env): 'required' | 'off' | undefined {
+  const v = str(env, 'GPUX_CHALLENGE')?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (v === 'required' || v === 'off') return v;
+  return invalid('GPUX_CHALLENGE', v, 'required or off');
 }
 
 function metricsAccess(env: Env): 'operator' | 'open' {

@@ -9,6 +9,7 @@ import { type CoordinatorConfig, storePolicies } from './config.js';
 import { createLogger } from './logger.js';
 import { rebuildIndex } from './loops/capacity.js';
 import { CanaryLoop } from './loops/canaries.js';
+import { ChallengeLoop } from './loops/challenges.js';
 import { ExpiryLoop } from './loops/expiry.js';
 import { MarketLoop } from './loops/market.js';
 import { VerificationLoop } from './loops/verification.js';
@@ -59,12 +60,15 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     }
     const rt = createRuntime({ store, config, clock, random, logger, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
     const extended = await store.extendActiveLeases(clock.now() + config.leaseTtlMs);
+    // Before the index fills: with the challenge required, a node not proven is never schedulable.
+    rt.index.requireProof = config.challenge === 'required';
     const counts = await rebuildIndex(rt);
     const app = buildApp({ store, config, clock, random, logger, runtime: rt });
     const expiry = new ExpiryLoop(rt);
     const market = new MarketLoop(rt);
     const verification = new VerificationLoop(rt);
     const canaries = new CanaryLoop(rt);
+    const challenges = new ChallengeLoop(rt);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -73,6 +77,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     market.start();
     verification.start();
     canaries.start();
+    challenges.start();
     logger.info({ port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended }, 'coordinator listening');
 
     let closing: Promise<void> | undefined;
@@ -80,7 +85,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       closing ??= (async () => {
         rt.work.close();
         rt.logs.close();
-        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop()]);
+        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop(), challenges.stop()]);
         await app.close();
         if (ownsStore) await store.close();
         logger.info('coordinator stopped');

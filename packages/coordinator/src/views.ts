@@ -17,7 +17,7 @@ export function verificationView(v: VerificationRecord): VerificationView {
     checks: v.checks.map((c) => ({
       kind: c.kind,
       state: c.state,
-      agreed: c.outputDigest === null ? null : c.outputDigest === v.outputDigest && c.exitCode === v.exitCode,
+      agreed: c.agreed !== undefined ? c.agreed : c.outputDigest === null ? null : c.outputDigest === v.outputDigest && c.exitCode === v.exitCode,
     })),
     dispute: v.dispute ? { reason: v.dispute.reason, bond: v.dispute.bond, asset: v.dispute.asset, at: v.dispute.at } : null,
     verdict: v.verdict,
@@ -103,5 +103,8 @@ export function nodeView(n: NodeRecord, index: CapacityIndex, reputation: Reputa
     registeredAt: n.registeredAt,
     lastHeartbeatAt: n.lastHeartbeatAt,
     reputation,
+    // 0015: absent only on a record read before the migration.
+    ...(n.proof ? { proof: { ...n.proof } } : {}),
+    tier: n.tier ?? 'open',
   };
 }

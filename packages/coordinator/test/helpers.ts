@@ -45,7 +45,7 @@ export interface Harness {
 export async function startHarness(overrides: Partial<CoordinatorConfig> = {}, opts: StartOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
   // Tests register many fake nodes from one provider: the per-provider rate is lifted unless a test sets it.
-  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, verify: false, canaryRate: 0, registerRatePerMin: 1_000_000, ...overrides });
+  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, verify: false, canaryRate: 0, registerRatePerMin: 1_000_000, challenge: 'off', ...overrides });
   const h: Harness = {
     dir,
     coord: await startCoordinator(config, opts),

@@ -25,7 +25,7 @@ describe('ledger properties on SQLite', () => {
   const dir = tempDir('gpux-ledger-property');
   after(() => dir.cleanup());
 
-  test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, sqliteRuns(dir.path), 50));
+  test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, sqliteRuns(dir.path), 30));
 });
 
 describe('ledger properties on PostgreSQL', requirePostgres(), () => {
@@ -33,9 +33,9 @@ describe('ledger properties on PostgreSQL', requirePostgres(), () => {
   before(() => postgres.start());
   after(() => postgres.stop());
 
-  test('postgres: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, postgres.open, 25));
+  test('postgres: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, postgres.open, 15));
 
-  test('postgres: random batches of concurrent operations keep the ledger balanced after every batch', (t) => checkRandomBatches(t, postgres.open, 25));
+  test('postgres: random batches of concurrent operations keep the ledger balanced after every batch', (t) => checkRandomBatches(t, postgres.open, 20));
 
   test('postgres: concurrent submissions from one wallet: exactly those the wallet covers are taken', () => checkConcurrentSubmissions(postgres.open));
 

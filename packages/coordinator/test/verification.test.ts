@@ -12,7 +12,9 @@
  *   slashed by min(stake, 20 × price) with 10% to the treasury, banned, its penalty listed;
  * - a lying auditor: the auditor is penalized, the executor passes;
  * - replicas: 2: held at submission, a second run on another operator paid by the buyer (replicated-agreed),
- *   a lying replica convicted by referees, refusals (deterministic: false, gangs, a short wallet), a cancel.
+ *   a lying replica convicted by referees, refusals (deterministic: false, gangs, a short wallet), a cancel;
+ * - verify (a buyer's checker): runs whose outputs differ only in a timestamp line pass by the checker; a
+ *   lying executor whose output the checker rejects is convicted by referees, each checked by the checker.
  * After each, the ledger balances (GET /v1/treasury).
  */
 import assert from 'node:assert/strict';
@@ -28,7 +30,8 @@ const STAKE = 500 * USDC;
 const WINDOW_S = 60;
 const PROVIDERS = 6;
 
-type Act = 'honest' | 'lie' | 'fail';
+/** stamp: honest, but the output ends with a line that differs on every run (a timestamp): not bit-exact. */
+type Act = 'honest' | 'lie' | 'fail' | 'stamp';
 /** How the n-th run (0: the buyer's job, then the check runs in the order they were queued) of a spec name is done. */
 type Rule = (n: number, node: Node) => Act;
 
@@ -63,7 +66,7 @@ class Node extends TestAgent {
           }
           for (const a of WorkResponse.parse(res.body).assignments) {
             this.held.add(a.attemptId);
-            await this.perform(a.attemptId, a.spec.name, a.spec.command ?? []);
+            await this.perform(a.attemptId, a.spec.name, a.spec.command ?? [], a.spec.inputs ?? []);
           }
         } catch {
           await new Promise((r) => setTimeout(r, 100));
@@ -72,12 +75,21 @@ class Node extends TestAgent {
     };
     void loop();
   }
-  private async perform(attemptId: string, name: string, command: readonly string[]): Promise<void> {
+  private async perform(attemptId: string, name: string, command: readonly string[], inputs: ReadonlyArray<{ path: string; content: string; encoding?: string }>): Promise<void> {
+    if (name.startsWith('checker:')) {
+      // A run of the buyer's checker (spec.verify): the test computes its verdict from its inputs.
+      const exit = this.world.checker(inputs);
+      await this.start(attemptId);
+      await this.result(attemptId, report(exit === 0 ? 'succeeded' : 'failed', {}, exit));
+      this.held.delete(attemptId);
+      return;
+    }
     const n = this.world.seen.get(name) ?? 0;
     this.world.seen.set(name, n + 1);
     const act = (this.world.rules.get(name) ?? (() => 'honest'))(n, this);
     await this.start(attemptId);
     if (act === 'fail') await this.result(attemptId, { ...report('failed', {}, null), error: 'executor crashed (test)' });
+    else if (act === 'stamp') await this.result(attemptId, report('succeeded', { 'out/answer.txt': `${name}: ${command.join(' ')}\nat ${Date.now()}.${Math.random()}\n` }));
     else await this.result(attemptId, report('succeeded', { 'out/answer.txt': act === 'lie' ? `not really ${name}\n` : `${name}: ${command.join(' ')}\n` }));
     this.held.delete(attemptId);
   }
@@ -91,6 +103,21 @@ interface World {
   now(): number;
   rules: Map<string, Rule>;
   seen: Map<string, number>;
+  /** The buyer's checker, as an honest node would run it: its exit code for these inputs (a/ and b/). */
+  checker(inputs: ReadonlyArray<{ path: string; content: string; encoding?: string }>): number;
+}
+
+/** The test's checker: the two sides agree when their files are equal but for lines starting with "at " (timestamps). */
+function timestampInsensitiveChecker(inputs: ReadonlyArray<{ path: string; content: string; encoding?: string }>): number {
+  const side = (prefix: string) =>
+    new Map(
+      inputs
+        .filter((f) => f.path.startsWith(prefix))
+        .map((f) => [f.path.slice(prefix.length), Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8').toString().split('\n').filter((l) => !l.startsWith('at ')).join('\n')]),
+    );
+  const a = side('a/');
+  const b = side('b/');
+  return a.size === b.size && [...a].every(([path, text]) => b.get(path) === text) ? 0 : 1;
 }
 
 interface Database {
@@ -103,7 +130,7 @@ function verificationSuite(name: string, database: () => Promise<Database>, opts
     let h: Harness;
     let dbh: Database | undefined;
     let buyer: string;
-    const world: World = { now: () => Date.now() + skewMs, rules: new Map(), seen: new Map() };
+    const world: World = { now: () => Date.now() + skewMs, rules: new Map(), seen: new Map(), checker: timestampInsensitiveChecker };
     const nodes: Node[] = [];
     /** Added to the coordinator's clock: moves past dispute windows. */
     let skewMs = 0;
@@ -582,6 +609,69 @@ function verificationSuite(name: string, database: () => Promise<Database>, opts
         for (const n of cordoned) assert.equal((await post(`/v1/nodes/${n.nodeId}/uncordon`, {}, h.operator)).status, 200);
       }
       await assertBalanced();
+    });
+
+    // verify: { image, command } (issue 11): jobs that cannot be bit-exact are compared by the buyer's checker.
+    const VERIFY = { verify: { image: 'buyer/checker:1', command: ['sh', '-c', 'diff <(grep -v "^at " a) <(grep -v "^at " b)'] } };
+    const checkersOf = async (jobId: string) => (await checksOf(jobId)).filter((c) => c.kind === 'checker');
+
+    test("verify: outputs that differ only in a timestamp line pass by the buyer's checker (run on a third operator, paid by the treasury)", async () => {
+      await ensureOperators(6);
+      const exec = live()[0] as Node;
+      const walletBefore = await usdc(exec.token);
+      const { jobId, attemptId } = await runOn(exec, () => 'stamp', VERIFY);
+      const pending = await balance(ACCOUNTS.pending(attemptId));
+      const v = await until(jobId, (x) => x.state !== 'auditing' && x.state !== 'refereeing', 'the checker decides');
+      assert.equal(v.state, 'passed', JSON.stringify(v));
+      assert.equal(v.label, 'audited-passed');
+      assert.match(v.summary, /agreed according to the buyer's checker/);
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [
+          ['audit', true],
+          ['checker', true],
+        ],
+      );
+      const [audit, checker] = await checksOf(jobId);
+      assert.notEqual(audit?.outputDigest, (await h.coord.store.getVerification(jobId))?.outputDigest, 'not bit-exact: the digests differ');
+      const checkerOperator = providerOfNode(checker?.nodeId ?? null);
+      assert.ok(checkerOperator && checkerOperator !== exec.providerId && checkerOperator !== providerOfNode(audit?.nodeId ?? null), 'the checker ran with neither compared operator');
+      const job = await h.coord.store.getJob(checker?.jobId as string);
+      assert.equal(job?.spec.image, 'buyer/checker:1');
+      assert.equal(job?.buyerId, 'system:audit', 'paid by the treasury');
+      assert.equal(await usdc(exec.token), walletBefore + pending, 'the executor is paid once the checker agreed');
+      await assertBalanced();
+    });
+
+    test('verify: a lying executor whose output the checker rejects is convicted after referees, each compared by the checker', async () => {
+      await ensureOperators(6);
+      const exec = live()[0] as Node;
+      const { jobId, attemptId } = await runOn(exec, (n) => (n === 0 ? 'lie' : 'stamp'), VERIFY);
+      const pending = await balance(ACCOUNTS.pending(attemptId));
+      const buyerBefore = await usdc(buyer);
+      const v = await until(jobId, (x) => x.state === 'failed' || x.state === 'passed' || x.state === 'window', 'the referees decide');
+      assert.equal(v.label, 'wrong-result', JSON.stringify(v));
+      assert.deepEqual(
+        v.checks.filter((c) => c.kind !== 'checker').map((c) => [c.kind, c.agreed]),
+        [
+          ['audit', false],
+          ['referee', false],
+          ['referee', false],
+        ],
+      );
+      assert.equal((await checkersOf(jobId)).length, 5, 'executor vs auditor, then each referee vs executor and vs auditor');
+      assert.match(v.verdict ?? '', /according to the buyer's checker/);
+      assert.ok((await usdc(buyer)) >= buyerBefore + pending, 'the pay went back to the buyer (and a share of the slash)');
+      exec.banned = true;
+      const pen = await get(`/v1/nodes/${exec.nodeId}/penalties`, exec.token);
+      assert.equal(pen.body.otherPenalties.find((p: { jobId: string }) => p.jobId === jobId)?.kind, 'wrong-result');
+      await assertBalanced();
+    });
+
+    test('verify with deterministic: false is refused (400), saying which to use', async () => {
+      const r = await post('/v1/jobs', { spec: spec({ name: 'verify-nd', resources: { gpu: { count: 1 } }, maxPricePerGpuHour: 3 * USDC, deterministic: false, ...VERIFY }) });
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.match(JSON.stringify(r.body), /drop deterministic: false/);
     });
   });
 }

@@ -10,3 +10,4 @@ export * from './scheduler/index.js';
 export * from './executor.js';
 export * from './market/index.js';
 export * from './trust/index.js';
+export * from './challenge/index.js';

@@ -7,6 +7,7 @@
  */
 import type { AttemptsPort } from './store/attempts.js';
 import type { CanaryPort } from './store/canaries.js';
+import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
 import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
@@ -18,6 +19,7 @@ import type { VerificationPort } from './store/verification.js';
 
 export type { AttemptsPort, AttemptWriteResult, LostAttempt } from './store/attempts.js';
 export type { CanaryIssueQuery, CanaryPassResult, CanaryPort, CanaryStats } from './store/canaries.js';
+export type { ChallengeDigestsInput, ChallengeDigestsResult, ChallengePort, ChallengeRecord, ChallengeState, ChallengeVerdictInput, NewChallenge } from './store/challenges.js';
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
 export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
@@ -28,7 +30,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, HistoryPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

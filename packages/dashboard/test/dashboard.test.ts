@@ -137,6 +137,13 @@ describe('dashboard in Chromium', requireChromium(), () => {
     const table = page.getByTestId('nodes-table');
     await until('all nodes listed', async () => ((await table.locator('tbody tr').count()) === nodes.length ? true : undefined));
     for (const n of nodes) assert.equal(await table.locator(`tr[data-node-id="${n.id}"]`).count(), 1, n.id);
+    // The Proven column: the class proven, or the proof's state.
+    const firstId = nodes[0]?.id ?? '';
+    await until('the proven column shows the API’s proof', async () => {
+      const p = (await get<GetNodeResponse>(`/v1/nodes/${firstId}`, net.operatorToken)).node.proof;
+      const want = !p ? '—' : p.state === 'proven' ? (p.provenClass ?? 'proven') : p.state;
+      return (await table.locator(`tr[data-node-id="${firstId}"] [data-testid=node-proven]`).textContent())?.startsWith(want) ? true : undefined;
+    });
 
     await page.getByLabel('Kind').selectOption('real');
     await until('only the real node', async () => ((await table.locator('tbody tr').count()) === 1 ? true : undefined));
@@ -156,7 +163,19 @@ describe('dashboard in Chromium', requireChromium(), () => {
     await page.getByRole('heading', { level: 1, name: sim.advertisement.hostname }).waitFor();
     await page.getByText(sim.id).first().waitFor();
     await page.getByRole('rowheader', { name: sim.advertisement.gpus[0]!.model }).first().waitFor();
-    assert.ok(await page.getByText('Not available yet').count() >= 2, 'the benchmark and earnings are honest placeholders');
+    assert.ok(await page.getByText('Not available yet').count() >= 1, 'earnings are an honest placeholder');
+    // The proof of hardware is the API's (NodeView.proof): its class and score when proven, else its state and reason.
+    await until('the proof panel shows the API’s proof and tier', async () => {
+      const { node } = await get<GetNodeResponse>(`/v1/nodes/${sim.id}`, net.operatorToken);
+      if (!node.proof) return (await page.getByTestId('proof').textContent())?.includes('never been challenged') ? true : undefined;
+      const state = (await page.getByTestId('proof-state').textContent().catch(() => null)) ?? '';
+      const tier = (await page.getByTestId('node-tier').textContent().catch(() => null)) ?? '';
+      if (!tier.startsWith(node.tier ?? 'open')) return undefined;
+      if (node.proof.state !== 'proven') return state.toLowerCase().startsWith(node.proof.state === 'unproven' ? 'not proven' : node.proof.state === 'challenging' ? 'challenge' : node.proof.state) ? true : undefined;
+      const cls = await page.getByTestId('proof-class').textContent().catch(() => null);
+      const score = await page.getByTestId('proof-score').textContent().catch(() => null);
+      return cls === node.proof.provenClass && score === (node.proof.score === null ? null : `${node.proof.score.toFixed(2)}×`) ? true : undefined;
+    });
     // Reputation is the API's (NodeView.reputation), or the honest note when the node has no outcome yet.
     await until('the reputation panel shows the API’s score and audit streak', async () => {
       const { node } = await get<GetNodeResponse>(`/v1/nodes/${sim.id}`, net.operatorToken);

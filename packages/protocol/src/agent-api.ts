@@ -7,6 +7,21 @@ import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdvertisement } from './node.js';
 
+/** Most bytes of attestation evidence a registration may carry (base64 text): room for a GPU and a CPU TEE report with certificate chains. */
+export const MAX_ATTESTATION_EVIDENCE_CHARS = 256 * 1024;
+
+/**
+ * Hardware TEE evidence (TRUST.md "attested"), checked by the coordinator's attestation verifier plug-in. With
+ * no verifier configured (the default, and the only case this repository ships) it is dropped unread.
+ */
+export const AttestationEvidence = z
+  .object({
+    format: z.string().regex(/^[a-z0-9][a-z0-9.+_-]{0,63}$/, 'lower-case letters, digits, ".", "+", "_" or "-", at most 64').describe('Which verifier reads it, e.g. "nvidia-cc+sev-snp"'),
+    evidence: z.string().min(1).max(MAX_ATTESTATION_EVIDENCE_CHARS).regex(/^[A-Za-z0-9+/=]*$/, 'base64').describe('The evidence, base64'),
+  })
+  .strict();
+export type AttestationEvidence = z.infer<typeof AttestationEvidence>;
+
 export const RegisterRequest = z.object({
   publicKey: z.string().describe('ed25519 public key, base64 of the 32 raw bytes'),
   advertisement: NodeAdvertisement,
@@ -16,6 +31,7 @@ export const RegisterRequest = z.object({
     .max(256)
     .optional()
     .describe("A node enrollment token (gpux_enroll_…) of the provider: binds the node to that account, which is paid for its work and owns its stake. Required; it can do nothing but register nodes"),
+  attestation: AttestationEvidence.optional().describe('Hardware TEE evidence for the attested tier; without a configured verifier it is ignored and the node stays open'),
 });
 export type RegisterRequest = z.input<typeof RegisterRequest>;
 export const RegisterResponse = z.object({

@@ -73,7 +73,11 @@ export const Constraints = z
       .refine((r) => Object.keys(r).length <= MAX_NODE_LABELS, { message: `at most ${MAX_NODE_LABELS} node labels` })
       .optional().describe('Labels the node must carry with these exact values'),
     preferredRegion: z.string().min(1).max(SHORT).optional().describe('Soft: nodes in this region score higher for latency (region is the hard filter)'),
-    minTrustTier: z.enum(['open', 'attested', 'curated']).optional().describe('Only nodes of this trust tier or above (every node is "open" until tiers land)'),
+    minTrustTier: z
+      .enum(['open', 'attested', 'curated'])
+      .optional()
+      .describe('Only nodes of this trust tier or above (open < attested < curated): curated nodes are vouched for by an operator (gpux node tier set); attested needs a configured attestation verifier'),
+    minTier: z.enum(['open', 'attested', 'curated']).optional().describe('Alias of minTrustTier; give one or the other'),
   })
   .strict();
 
@@ -183,6 +187,10 @@ export const JobSpec = z
     // A gang's members each commit their own output; comparing two gangs member by member is not built.
     if (spec.replicas === 2 && (spec.nodes ?? 1) > 1) {
       ctx.addIssue({ code: 'custom', path: ['replicas'], message: 'replicas: 2 is not supported for gang jobs (nodes > 1) — drop replicas, or run one node' });
+    }
+    const c = spec.constraints;
+    if (c.minTier !== undefined && c.minTrustTier !== undefined && c.minTier !== c.minTrustTier) {
+      ctx.addIssue({ code: 'custom', path: ['constraints', 'minTier'], message: `minTier is an alias of minTrustTier, and they differ (${c.minTier} vs ${c.minTrustTier}) — give one of them` });
     }
     const n = specBytesWithoutInputs(spec);
     if (n > MAX_SPEC_BYTES) {

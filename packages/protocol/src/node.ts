@@ -78,6 +78,18 @@ export type NodeStatus = z.infer<typeof NodeStatus>;
 export const NodeAdminState = z.enum(['active', 'cordoned', 'draining']);
 export type NodeAdminState = z.infer<typeof NodeAdminState>;
 
+/**
+ * Trust tiers (TRUST.md "Tiers, shown to buyers and never blurred"): open (stake and the timed challenge),
+ * attested (hardware TEE evidence checked by a configured attestation verifier; none ships, so no node is
+ * attested), curated (an operator vouches: gpux node tier set ID curated).
+ */
+export const NodeTier = z.enum(['open', 'attested', 'curated']);
+export type NodeTier = z.infer<typeof NodeTier>;
+
+/** POST /v1/nodes/:id/tier. attested is refused (400): only verified evidence makes a node attested. */
+export const SetNodeTierRequest = z.object({ tier: NodeTier.describe('curated: an operator vouches for the node; open: takes it back. attested cannot be set by hand') }).strict();
+export type SetNodeTierRequest = z.infer<typeof SetNodeTierRequest>;
+
 export const NodeView = z.object({
   id: z.string(),
   status: NodeStatus,
@@ -95,6 +107,7 @@ export const NodeView = z.object({
   enrollmentId: z.string().nullable().optional().describe('The enrollment token the node registered with'),
   removedAt: z.number().int().nullable().optional().describe('When the node was removed (its enrollment revoked with removeNodes); its requests are refused'),
   proof: NodeProofView.optional().describe('Proof of hardware (issue 12): the class proven by the timed, checked challenge, its score and when'),
+  tier: NodeTier.optional().describe('Trust tier: open, attested (verified TEE evidence; never without a configured verifier) or curated (an operator vouches)'),
   reputation: ReputationView.nullable().optional().describe('From audits, canaries, completions and lost leases, decayed over time (issue 11); null before its first outcome'),
 });
 export type NodeView = z.infer<typeof NodeView>;

@@ -6,6 +6,7 @@ import * as challenge from './challenge.js';
 import * as api from './api.js';
 import * as commitment from './commitment.js';
 import * as market from './market-api.js';
+import * as node from './node.js';
 import * as verification from './verification.js';
 
 export type Auth = 'none' | 'buyer' | 'operator' | 'node';
@@ -39,6 +40,7 @@ export const ROUTES = {
   getNode: r({ method: 'GET', path: '/v1/nodes/:id', auth: 'operator', summary: 'One node', response: api.GetNodeResponse }),
   cordonNode: r({ method: 'POST', path: '/v1/nodes/:id/cordon', auth: 'operator', summary: 'Stop placing new work on the node', response: api.SetNodeAdminStateResponse }),
   uncordonNode: r({ method: 'POST', path: '/v1/nodes/:id/uncordon', auth: 'operator', summary: 'Let the node take work again', response: api.SetNodeAdminStateResponse }),
+  setNodeTier: r({ method: 'POST', path: '/v1/nodes/:id/tier', auth: 'operator', summary: 'Vouch for a node (curated) or take it back (open); attested is refused: only verified evidence attests', body: node.SetNodeTierRequest, response: api.SetNodeAdminStateResponse }),
   drainNode: r({ method: 'POST', path: '/v1/nodes/:id/drain', auth: 'operator', summary: 'No new work; running attempts finish; `drained` turns true when idle', response: api.SetNodeAdminStateResponse }),
   createToken: r({ method: 'POST', path: '/v1/tokens', auth: 'operator', summary: 'Create a bearer token for a new account', body: api.CreateTokenRequest, response: api.CreateTokenResponse }),
   listTokens: r({ method: 'GET', path: '/v1/tokens', auth: 'buyer', summary: "Bearer tokens (never their secrets): your account's, or every account's for operators", query: access.ListTokensQuery, response: access.ListTokensResponse }),

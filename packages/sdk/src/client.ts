@@ -207,6 +207,11 @@ export class GpuxClient extends GpuxAccessRoutes {
     return callRoute(this.cfg, 'drainNode', { params: { id }, ...sig(opts) });
   }
 
+  /** Vouch for a node (curated) or take it back (open); attested is refused (only verified evidence attests). */
+  setNodeTier(id: string, tier: 'open' | 'attested' | 'curated', opts: RequestOptions = {}): Promise<RouteResponse<'setNodeTier'>> {
+    return callRoute(this.cfg, 'setNodeTier', { params: { id }, body: { tier }, ...sig(opts) });
+  }
+
   /** A node's penalties with their evidence (its provider or an operator). */
   nodePenalties(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'nodePenalties'>> {
     return callRoute(this.cfg, 'nodePenalties', { params: { id }, ...sig(opts) });

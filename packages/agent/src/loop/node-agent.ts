@@ -1,6 +1,9 @@
 /** The running agent: registration, heartbeats, the work long-poll, outages and shutdown. One AttemptRunner per assignment. */
 import type { Clock, Executor, Logger, Random } from '@gpux/core';
-import type { Assignment, NodeAdvertisementInput } from '@gpux/protocol';
+import type { Assignment, ChallengeAssignment, NodeAdvertisementInput } from '@gpux/protocol';
+import { type ChallengeRunnerSetting, chooseChallengeRunner } from '../challenge/choose.js';
+import type { ChallengeRunner } from '../challenge/runner.js';
+import { runChallenge } from '../challenge/task.js';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { type AttemptContext, AttemptRunner } from './attempt-runner.js';
 import { Backoff, sleep } from './backoff.js';
@@ -23,6 +26,8 @@ export interface NodeAgentDeps {
   gracefulTimeoutMs: number;
   /** Log bytes shipped per attempt; default the LogShipper's (10 MiB). */
   maxLogBytes?: number;
+  /** Proof-of-hardware runner (issue 12): a runner, or how to choose one on the first challenge. Default: auto. */
+  challenge?: ChallengeRunner | { setting: ChallengeRunnerSetting; python?: string; image?: string };
 }
 
 const REMEMBER_FINISHED = 10_000;
@@ -43,6 +48,10 @@ export class NodeAgent implements RunningAgent {
   private loops: Promise<void>[] = [];
   private stopping: Promise<void> | null = null;
   private readonly ctx: AttemptContext;
+  /** The challenge being computed (one at a time), and the ids already answered (heartbeats repeat them). */
+  private challenge: Promise<void> | null = null;
+  private readonly challengesSeen = new Set<string>();
+  private challengeRunner: Promise<ChallengeRunner> | null = null;
 
   constructor(private readonly d: NodeAgentDeps) {
     this.ctx = {
@@ -104,6 +113,7 @@ export class NodeAgent implements RunningAgent {
     await Promise.all(running());
     this.heartbeatAbort.abort();
     await this.loops[1];
+    await this.challenge;
     this.d.logger.info('node agent stopped');
   }
 
@@ -157,10 +167,40 @@ export class NodeAgent implements RunningAgent {
         this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
         this.noteReachable();
         this.cancel(res.cancel);
+        if (res.challenge) this.startChallenge(res.challenge);
       } catch (e) {
         this.onFailure(e, 'heartbeat');
       }
     }
+  }
+
+  /**
+   * A proof-of-hardware challenge from a heartbeat: computed beside the loops (heartbeats keep going), one at a
+   * time; the heartbeat repeats a pending challenge until the coordinator has the digests, so ids are remembered.
+   */
+  private startChallenge(a: ChallengeAssignment): void {
+    if (this.challenge || this.challengesSeen.has(a.id) || this.stopAbort.signal.aborted) return;
+    this.challengesSeen.add(a.id);
+    if (this.challengesSeen.size > 1000) this.challengesSeen.delete(this.challengesSeen.values().next().value as string);
+    this.challenge = (async () => {
+      try {
+        const runner = await this.runnerForChallenges();
+        await runChallenge(a, { client: this.d.client, runner, logger: this.d.logger, signal: this.stopAbort.signal });
+      } catch (e) {
+        if (!this.stopAbort.signal.aborted) this.onFailure(e, `proof-of-hardware challenge ${a.id}`);
+      } finally {
+        this.challenge = null;
+      }
+    })();
+  }
+
+  private runnerForChallenges(): Promise<ChallengeRunner> {
+    const c = this.d.challenge ?? { setting: 'auto' as const };
+    this.challengeRunner ??=
+      'run' in c
+        ? Promise.resolve(c)
+        : chooseChallengeRunner({ ...c, gpus: this.d.advertisement.gpus, dockerGpuRuntime: this.d.advertisement.docker?.gpuRuntime ?? 'none', logger: this.d.logger });
+    return this.challengeRunner;
   }
 
   /** Heartbeats and the work long-poll both carry attempts to stop (job cancelled, or lease lost). */

@@ -1,6 +1,6 @@
 /**
- * `gpux node start` (run an agent), the operator commands list/get/cordon/uncordon/drain, and the provider
- * commands `node price` (asks per class) and `node stake` (bond USDC behind a node).
+ * `gpux node start` (run an agent), the operator commands list/get/cordon/uncordon/drain and `node tier set`,
+ * and the provider commands `node price` (asks per class) and `node stake` (bond USDC behind a node).
  */
 import { type AskView, formatAmount, type NodeView, SetAskRequest, type StakeView } from '@gpux/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -60,6 +60,40 @@ export function reputationLine(n: NodeView): string {
   return `${r.score.toFixed(2)} (good ${r.good.toFixed(1)}, bad ${r.bad.toFixed(1)}, decayed to ${formatTime(r.asOf)}; ${r.auditsPassed} audit${r.auditsPassed === 1 ? '' : 's'} passed in a row)`;
 }
 
+/** PROVEN: the class proven by the challenge, else the proof's state; '-' from a coordinator that shows no proof. */
+export const provenCell = (n: NodeView) => (n.proof ? (n.proof.state === 'proven' ? (n.proof.provenClass ?? 'proven') : n.proof.state) : null);
+
+/** SCORE: measured speed over the class table (1.00× = as expected), only while proven. */
+export const proofScoreCell = (n: NodeView) => (n.proof?.state === 'proven' && n.proof.score !== null ? `${n.proof.score.toFixed(2)}×` : null);
+
+/** `gpux node get`'s proof line: what was proven and when (TRUST.md wording), or why dispatch is blocked. */
+export function proofLine(n: NodeView): string {
+  const p = n.proof;
+  if (!p) return 'none: the node has never been challenged (it takes no market job while the challenge is required)';
+  const next = p.nextCheckAt !== null ? `; next check by ${formatTime(p.nextCheckAt)}` : '';
+  const blocked = p.reason ? `; dispatch blocked: ${p.reason} (no stake is slashed)` : '';
+  switch (p.state) {
+    case 'proven': {
+      const score = p.score !== null ? `, score ${p.score.toFixed(2)}× the class table` : '';
+      return `proved a GPU of class ${p.provenClass ?? '?'} at ${formatTime(p.provenAt)} (timed, checked computation)${score}${next}${blocked}`;
+    }
+    case 'challenging':
+      return `challenge in progress: takes no market job until it passes${p.provenClass ? ` (last proven ${p.provenClass} at ${formatTime(p.provenAt)})` : ''}${blocked}${next}`;
+    case 'failed':
+      return `failed${p.reason ? `: ${p.reason}` : ''}; dispatch blocked until a challenge passes (no stake is slashed)${next}`;
+    case 'skipped':
+      return 'skipped: a private cluster (GPUX_MARKET=off) that does not require the challenge; nothing about its hardware is proven';
+    case 'unproven':
+      return `not proven yet: the challenge is issued at registration${blocked}${next}`;
+  }
+}
+
+const TIER_MEANING: Record<NonNullable<NodeView['tier']>, string> = {
+  open: 'open (stake, the timed challenge and sampled audits)',
+  curated: 'curated (an operator vouches for it: gpux node tier set)',
+  attested: 'attested (hardware TEE evidence checked by the attestation verifier)',
+};
+
 export function nodeColumns(now: number): Column<NodeView>[] {
   return [
     { header: 'ID', value: (n) => n.id },
@@ -69,6 +103,9 @@ export function nodeColumns(now: number): Column<NodeView>[] {
     { header: 'MODEL', value: gpuSummary },
     { header: 'JOBS', value: (n) => n.activeAttempts, align: 'right' },
     { header: 'REP', value: reputationCell, align: 'right' },
+    { header: 'PROVEN', value: provenCell },
+    { header: 'SCORE', value: proofScoreCell, align: 'right' },
+    { header: 'TIER', value: (n) => n.tier },
     { header: 'REGION', value: (n) => n.advertisement.region },
     { header: 'HOST', value: (n) => (n.simulated ? `${n.advertisement.hostname} (simulated)` : n.advertisement.hostname) },
     { header: 'HEARTBEAT', value: (n) => formatAge(n.lastHeartbeatAt, now) },
@@ -90,6 +127,8 @@ export function formatNode(n: NodeView): string {
     ['gpus', `${n.gpusBusy} busy of ${n.gpusTotal}`],
     ['active attempts', n.activeAttempts],
     ['reputation', reputationLine(n)],
+    ['proof', proofLine(n)],
+    ['tier', n.tier ? TIER_MEANING[n.tier] : undefined],
     ['simulated', n.simulated ? 'yes' : 'no'],
     ['registered', formatTime(n.registeredAt)],
     ['last heartbeat', formatTime(n.lastHeartbeatAt)],
@@ -210,9 +249,34 @@ export function registerNode(program: Command, io: Io): void {
     });
   }
 
+  registerNodeTier(node, io);
   registerNodePrice(node, io);
   registerNodeStake(node, io);
   registerNodePenalties(node, io);
+}
+
+// ---- operator: trust tier ----
+
+const TIERS = ['open', 'curated', 'attested'] as const;
+
+function registerNodeTier(node: Command, io: Io): void {
+  const tier = node.command('tier').description('trust tiers (operator token): curated nodes are vouched for by an operator');
+  jsonOption(
+    connectionOptions(
+      tier
+        .command('set')
+        .description('vouch for a node (curated) or take it back (open); attested comes only from verified hardware evidence')
+        .argument('<id>', 'node id')
+        .argument('<tier>', 'curated or open'),
+    ),
+  ).action(async (id: string, tierText: string, flags: Flags) => {
+    const t = tierText.trim().toLowerCase();
+    if (!(TIERS as readonly string[]).includes(t)) throw usageError(`TIER must be curated or open, got "${tierText}"`);
+    const res = await clientFor(io, flags, 'operator').setNodeTier(id, t as (typeof TIERS)[number]);
+    if (flags.json) return void io.out.write(toJson(res));
+    const n = res.node;
+    io.out.write(`node ${n.id} is now ${n.tier ? TIER_MEANING[n.tier] : t}\n`);
+  });
 }
 
 // ---- provider: asks ----

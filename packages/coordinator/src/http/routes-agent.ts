@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { finishAttempt, heartbeat, startAttempt } from '../services/agent.js';
+import { postDigests, postReveal, REVEAL_BODY_LIMIT_BYTES } from '../services/challenges.js';
 import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
 import { RegisterRateLimited, register } from '../services/register.js';
 import { pollWork } from '../services/work.js';
@@ -25,5 +26,8 @@ export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
   mountRoute(app, rt, 'attemptLogs', ({ nodeId, id, body }) => appendLogs(rt, nodeId, id, body));
   mountRoute(app, rt, 'attemptEvents', ({ nodeId, id, body }) => appendAttemptEvents(rt, nodeId, id, body));
+  mountRoute(app, rt, 'challengeDigests', ({ nodeId, id, body }) => postDigests(rt, nodeId, id, body));
+  // Up to MAX_REVEALS row blocks of about 256 KiB each, base64: the largest reveal any sizing asks for.
+  mountRoute(app, rt, 'challengeReveal', ({ nodeId, id, body }) => postReveal(rt, nodeId, id, body), { bodyLimit: REVEAL_BODY_LIMIT_BYTES });
   mountRoute(app, rt, 'attemptResult', ({ nodeId, id, body }) => finishAttempt(rt, nodeId, id, body), { bodyLimit: rt.config.resultBodyLimitBytes });
 }

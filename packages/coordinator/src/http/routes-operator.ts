@@ -1,7 +1,7 @@
-/** Operator routes: nodes and their admin state, token issuing. */
+/** Operator routes: nodes, their admin state and trust tier, token issuing. */
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { getNode, listNodes, setAdminState } from '../services/nodes.js';
+import { getNode, listNodes, setAdminState, setTier } from '../services/nodes.js';
 import { issueToken } from '../tokens.js';
 import { mountRoute } from './route-kit.js';
 
@@ -11,6 +11,7 @@ export function mountOperatorRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'cordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'cordoned') }));
   mountRoute(app, rt, 'uncordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'active') }));
   mountRoute(app, rt, 'drainNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'draining') }));
+  mountRoute(app, rt, 'setNodeTier', async ({ id, body, principal }) => ({ node: await setTier(rt, id, body.tier, principal.accountId) }));
   mountRoute(app, rt, 'createToken', async ({ reply, principal, body }) => {
     const t = await issueToken(
       rt.store,

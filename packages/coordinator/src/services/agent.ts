@@ -3,9 +3,10 @@
  * verified. Registration is register.ts; logs and events are attempt-writes.ts.
  */
 import { type AttemptRecord, GpuxError, type JobRecord } from '@gpux/core';
-import { type HeartbeatResponse, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse } from '@gpux/protocol';
+import { type HeartbeatResponse, type OutputFile, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse, sha256Hex } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { heartbeatChallenge } from './challenges.js';
 import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
 
 /** The attempt, if it belongs to this node. */
@@ -42,7 +43,9 @@ export async function heartbeat(rt: Runtime, nodeId: string, held: readonly stri
   for (const a of active) {
     if (!heldIds.has(a.id) && unheldTooLong(a, now, config.leaseTtlMs)) await abandon(rt, a, now);
   }
-  return { cancel: [...cancel], heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now };
+  // A pending proof-of-hardware challenge rides on the heartbeat (issue 12).
+  const challenge = await heartbeatChallenge(rt, nodeId);
+  return { cancel: [...cancel], heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now, ...(challenge && { challenge }) };
 }
 
 /**
@@ -72,6 +75,23 @@ export async function startAttempt(rt: Runtime, nodeId: string, attemptId: strin
   return { ok: true, cancel: job.cancelRequested };
 }
 
+/**
+ * Inline output content must be the bytes its entry names (size and sha256): the commitment covers the
+ * entries, so content that differs would let a node show the buyer (and a checker) other bytes than it
+ * committed to.
+ */
+function checkInlineOutputs(outputs: readonly OutputFile[]): void {
+  for (const [i, f] of outputs.entries()) {
+    if (f.content === undefined) continue;
+    const bytes = Buffer.from(f.content, 'base64');
+    if (bytes.length !== f.size || sha256Hex(bytes) !== f.sha256) {
+      throw new GpuxError('REQUEST_INVALID', `output ${f.path}: its inline content is not the ${f.size} bytes with sha256 ${f.sha256} that its entry names`, {
+        problems: [{ path: `outputs.${i}.content`, message: 'does not match size and sha256' }],
+      });
+    }
+  }
+}
+
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */
 export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
@@ -81,6 +101,7 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
       problems: [{ path: 'outputDigest', message: 'does not match outputs' }],
     });
   }
+  checkInlineOutputs(outputs);
   const commitment = await checkCommitment(rt, nodeId, a, r);
   const input = { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() };
   let res: Awaited<ReturnType<typeof rt.store.finishAttempt>>;

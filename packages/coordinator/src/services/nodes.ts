@@ -1,6 +1,6 @@
-/** Operator views of nodes and their admin state (cordon, uncordon, drain). */
-import { GpuxError, type NodeRecord } from '@gpux/core';
-import type { ListNodesResponse, NodeAdminState, NodeStatus, NodeView } from '@gpux/protocol';
+/** Operator views of nodes, their admin state (cordon, uncordon, drain) and trust tier (curated by an operator). */
+import { GpuxError, type NodeRecord, tierChangeRefusal } from '@gpux/core';
+import type { ListNodesResponse, NodeAdminState, NodeStatus, NodeTier, NodeView } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { nodeView, reputationView } from '../views.js';
 
@@ -29,5 +29,20 @@ export async function setAdminState(rt: Runtime, id: string, state: NodeAdminSta
   rt.index.upsertNode(node); // schedulable again only if online and active
   rt.logger.info({ nodeId: id, adminState: state }, 'node admin state set');
   if (state === 'active') rt.scheduling.kick();
+  return viewOf(rt, node);
+}
+
+/**
+ * An operator vouches for a node (curated) or takes it back (open). attested is refused: only hardware TEE
+ * evidence checked by an attestation verifier makes a node attested (TRUST.md "Tiers").
+ */
+export async function setTier(rt: Runtime, id: string, tier: NodeTier, operatorId: string): Promise<NodeView> {
+  const refusal = tierChangeRefusal(tier, 'operator');
+  if (refusal) throw new GpuxError('REQUEST_INVALID', refusal, { problems: [{ path: 'tier', message: 'attested cannot be set by hand' }] });
+  if (!(await rt.store.getNode(id))) throw new GpuxError('NODE_NOT_FOUND', `no node ${id}`);
+  const node = await rt.store.setNodeTier(id, tier, rt.clock.now(), { source: 'operator', reason: `set by ${operatorId}` });
+  rt.index.upsertNode(node); // the scheduler's tier filter reads it from the index
+  rt.logger.info({ nodeId: id, tier, by: operatorId }, 'node tier set');
+  if (tier === 'curated') rt.scheduling.kick(); // jobs asking for curated may fit now
   return viewOf(rt, node);
 }

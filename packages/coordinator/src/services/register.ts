@@ -9,6 +9,7 @@ import type { NodeAdvertisement, RegisterResponse } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 import { adProblems } from './advertisement-check.js';
+import { afterRegister } from './challenges.js';
 import { applyNodeAsks } from './market.js';
 import { RegisterRate } from './register-rate.js';
 
@@ -69,6 +70,8 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   if (problems.length > 0) {
     throw new GpuxError('REQUEST_INVALID', `the advertisement is inconsistent: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
   }
+  // The advertisement before, so a changed one is challenged again (issue 12).
+  const before = await rt.store.getNode(nodeId);
   // Revocation, expiry, node limits and the GPU uuid check run inside the store's transaction.
   const node = await rt.store.registerNode({
     id: nodeId,
@@ -82,6 +85,8 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   rt.index.upsertNode(node);
   applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
   rt.offlineNodes.delete(nodeId);
+  // Proof of hardware: challenge it (provider-wide) unless proven for this advertisement; off: 'skipped'.
+  await afterRegister(rt, before, node);
   rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length, enrollmentId: enrollment.id }, 'node registered');
   rt.scheduling.kick();
   return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };

@@ -15,6 +15,7 @@ import * as enrollments from './enrollments.js';
 import * as equivocations from './equivocations.js';
 import * as verification from './verification.js';
 import * as canaries from './canary-catalog.js';
+import * as challenges from './challenges.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -87,6 +88,7 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     listNodes: (q) => nodes.listNodes(ctx, q),
     heartbeat: (nodeId, now, leaseExpiresAt) => nodes.heartbeat(ctx, nodeId, now, leaseExpiresAt),
     setNodeAdminState: (nodeId, state, now) => nodes.setNodeAdminState(ctx, nodeId, state, now),
+    setNodeTier: (nodeId, tier, now, by) => nodes.setNodeTier(ctx, nodeId, tier, now, by),
     markStaleNodesOffline: (cutoff, now) => nodes.markStaleNodesOffline(ctx, cutoff, now),
     expireLeases: (now, decide, limit) => attempts.expireLeases(ctx, now, decide, limit),
     extendActiveLeases: (minExpiresAt) => attempts.extendActiveLeases(ctx, minExpiresAt),
@@ -128,6 +130,16 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     issueCanaries: (q) => canaries.issueCanaries(ctx, q),
     canaryStats: () => canaries.canaryStats(ctx),
     canaryBansSince: (since) => canaries.canaryBansSince(ctx, since),
+    issueChallenges: (items, now) => challenges.issueChallenges(ctx, items, now),
+    getChallenge: (id) => challenges.getChallenge(ctx, id),
+    pendingChallengeOf: (nodeId) => challenges.pendingChallengeOf(ctx, nodeId),
+    listChallenges: (nodeId, limit) => challenges.listChallenges(ctx, nodeId, limit),
+    recordChallengeDigests: (input) => challenges.recordChallengeDigests(ctx, input),
+    recordChallengeVerdict: (input) => challenges.recordChallengeVerdict(ctx, input),
+    expireChallenges: (now, retryMs, limit) => challenges.expireChallenges(ctx, now, retryMs, limit),
+    dueChallengeNodes: (q) => challenges.dueChallengeNodes(ctx, q),
+    liveNodesOfProvider: (providerId, limit) => challenges.liveNodesOfProvider(ctx, providerId, limit),
+    skipProof: (nodeId) => challenges.skipProof(ctx, nodeId),
 
     setAsk: (providerId, marketClass, price, now) => prices.setAsk(ctx, providerId, marketClass, price, now),
     listAsks: (providerId) => prices.listAsks(ctx, providerId),

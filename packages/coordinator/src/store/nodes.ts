@@ -1,4 +1,4 @@
-/** Node verbs: register, read, list, heartbeat (lease renewal), admin state, staleness. */
+/** Node verbs: register, read, list, heartbeat (lease renewal), admin state, trust tier, staleness. */
 import { GpuxError, type NodeRecord, type Page, type RegisterNodeInput } from '@gpux/core';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { NodeAdminState, NodeStatus } from '@gpux/protocol';
@@ -225,6 +225,30 @@ export function setNodeAdminState(ctx: StoreContext, nodeId: string, state: Node
     // An operator's decision replaces the coordinator's reason for an auto-cordon.
     const updated = await trx.updateTable('nodes').set({ admin_state: state, admin_reason: null }).where('id', '=', nodeId).returningAll().executeTakeFirstOrThrow();
     await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: ADMIN_EVENT[state], data: { from: row.admin_state, to: state } }]);
+    return nodeFromRow(updated);
+  });
+}
+
+/** The trust tier; who may set which tier is the caller's check (core trust/attestation.ts tierChangeRefusal). */
+export function setNodeTier(
+  ctx: StoreContext,
+  nodeId: string,
+  tier: 'open' | 'attested' | 'curated',
+  now: number,
+  by: { source: 'operator' | 'attestation'; reason?: string | null },
+): Promise<NodeRecord> {
+  return inTx(ctx, async (trx) => {
+    const row = await trx
+      .selectFrom('nodes')
+      .selectAll()
+      .where('id', '=', nodeId)
+      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!row) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
+    const from = row.tier ?? 'open';
+    if (from === tier) return nodeFromRow(row); // unchanged: no event
+    const updated = await trx.updateTable('nodes').set({ tier }).where('id', '=', nodeId).returningAll().executeTakeFirstOrThrow();
+    await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.tier_set', data: { from, to: tier, by: by.source, reason: by.reason ?? null } }]);
     return nodeFromRow(updated);
   });
 }

@@ -1,5 +1,5 @@
 /** Mapping between database rows and domain records (JSON text, 0/1 booleans, null vs undefined). */
-import { type AttemptPriceRecord, type AttemptRecord, type EventRecord, type JobCheckFields, type JobKind, type JobPaymentRecord, type JobRecord, jobPriority, type NewJob, type NodeRecord, PRIORITY_RANK, type Role, type TokenRecord } from '@gpux/core';
+import { type AttemptPriceRecord, type AttemptRecord, type EventRecord, type JobCheckFields, type JobKind, type JobPaymentRecord, type JobRecord, jobPriority, type NewJob, type NodeProofRecord, type NodeRecord, PRIORITY_RANK, type Role, type TokenRecord } from '@gpux/core';
 import { type Asset, type AttemptState, JobSpec, type JobState, type NodeAdminState, type NodeStatus, type OutputFile } from '@gpux/protocol';
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, EventsTable, JobsTable, NodesTable, OutputsTable, TokensTable } from './schema.js';
@@ -82,7 +82,7 @@ export function checkColumns(
  * The spec fields the scheduling pass never reads, and most of a large spec (up to 64 KiB, and 1 MiB of
  * inline inputs): since migration 0007 they are stored apart, in jobs.spec_payload.
  */
-const PAYLOAD_KEYS = ['command', 'args', 'env', 'labels', 'inputs'] as const;
+const PAYLOAD_KEYS = ['command', 'args', 'env', 'labels', 'inputs', 'verify'] as const;
 const SPEC_ORDER = Object.keys(JobSpec.shape);
 
 /** The spec with its keys in the schema's order (the payload is merged back in from its own column). */
@@ -224,7 +224,22 @@ export function nodeFromRow(r: NodeRow): NodeRecord {
   if (r.admin_reason !== null && r.admin_reason !== undefined) n.adminReason = r.admin_reason;
   if (r.enrollment_id !== null && r.enrollment_id !== undefined) n.enrollmentId = r.enrollment_id;
   if (r.removed_at !== null && r.removed_at !== undefined) n.removedAt = Number(r.removed_at);
+  // 0015: the tier always; the proof only once set (a node never challenged reads unproven without it).
+  if (r.tier !== undefined) n.tier = r.tier as NonNullable<NodeRecord['tier']>;
+  if ((r.proof_state !== undefined && r.proof_state !== 'unproven') || (r.next_check_at !== null && r.next_check_at !== undefined)) n.proof = proofFromRow(r);
   return n;
+}
+
+/** 0015: the node's proof columns as a record. */
+export function proofFromRow(r: Pick<NodeRow, 'proof_state' | 'proven_class' | 'proof_score' | 'proven_at' | 'proof_reason' | 'next_check_at'>): NodeProofRecord {
+  return {
+    state: (r.proof_state ?? 'unproven') as NodeProofRecord['state'],
+    provenClass: r.proven_class ?? null,
+    score: r.proof_score === null || r.proof_score === undefined ? null : Number(r.proof_score),
+    provenAt: num(r.proven_at ?? null),
+    reason: r.proof_reason ?? null,
+    nextCheckAt: num(r.next_check_at ?? null),
+  };
 }
 
 export function eventFromRow(r: Selectable<EventsTable>): EventRecord {

@@ -121,6 +121,15 @@ export interface NodesTable {
   simulated: number; // 0/1
   registered_at: number;
   last_heartbeat_at: number;
+  /** 0015: proof of hardware (store/challenges.ts); optional so inserts may omit them (the defaults apply). */
+  proof_state?: string;
+  proven_class?: string | null;
+  proof_score?: number | null;
+  proven_at?: number | null;
+  proof_reason?: string | null;
+  next_check_at?: number | null;
+  /** 0015: trust tier: open | curated | attested. */
+  tier?: string;
 }
 
 export interface OutputsTable {
@@ -378,6 +387,31 @@ export interface CanaryCursorTable {
   after_job_id: string;
 }
 
+/** 0015: a proof-of-hardware challenge (store/challenges.ts). */
+export interface ChallengesTable {
+  id: string;
+  node_id: string;
+  provider_id: string | null;
+  seed: string;
+  n: number;
+  products: number;
+  row_block: number;
+  gpu_indices: string; // JSON number[]
+  class: string;
+  issued_at: number;
+  deadline_at: number;
+  state: string;
+  runner: string | null;
+  digests: string | null; // JSON ChallengeGpuDigests[]
+  timings: string | null; // JSON
+  digested_at: number | null;
+  reveal: string | null; // JSON RevealItem[]
+  reveal_by: number | null;
+  reason: string | null;
+  score: number | null;
+  decided_at: number | null;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -412,5 +446,6 @@ export interface Database {
   canary_specs: CanarySpecsTable;
   canary_runs: CanaryRunsTable;
   canary_cursor: CanaryCursorTable;
+  challenges: ChallengesTable;
   gpux_migrations: MigrationsTable;
 }

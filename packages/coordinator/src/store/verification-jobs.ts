@@ -5,8 +5,8 @@
  * job, and the escrow funded from the treasury (TRUST.md "who pays": the treasury's audit budget). What the
  * escrow does not spend returns to the treasury when the run ends (sweepAuditWalletIn).
  */
-import { ACCOUNTS, auditBudgetAllows, type JobRecord, jobPriority, type NewJob, newId, PRIORITY_RANK } from '@gpux/core';
-import { type Asset, formatAmount } from '@gpux/protocol';
+import { ACCOUNTS, auditBudgetAllows, type JobPaymentRecord, type JobRecord, jobPriority, type NewJob, newId, PRIORITY_RANK } from '@gpux/core';
+import { type Asset, formatAmount, type JobSpec } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
 import type { StoreContext } from './context.js';
@@ -110,18 +110,19 @@ export async function releaseReplicaHoldIn(trx: Kysely<Database>, ctx: StoreCont
  * Insert a check run of `of` (full spec). An audit or referee is the system buyer's, its escrow held from
  * the treasury: the caller checked the treasury can fund it (INSUFFICIENT_FUNDS otherwise, and the caller's
  * transaction rolls back). A replica (`replica`: replicas: 2) is the job's buyer's, with the id and the
- * escrow held at submission (holdReplicaIn).
+ * escrow held at submission (holdReplicaIn). A checker run (spec.verify) is funded like an audit but runs
+ * its own spec and payment (`run`: verification-checkers.ts).
  */
 export async function insertCheckJobIn(
   trx: Kysely<Database>,
   _ctx: StoreContext,
-  q: { of: JobRecord; kind: 'audit' | 'referee'; avoidProviderIds: string[]; now: number; id?: string; replica?: boolean },
+  q: { of: JobRecord; kind: 'audit' | 'referee' | 'checker'; avoidProviderIds: string[]; now: number; id?: string; replica?: boolean; run?: { spec: JobSpec; payment: JobPaymentRecord | null } },
 ): Promise<{ id: string; events: NewEvent[] }> {
   const id = q.replica ? replicaJobId(q.of.id) : (q.id ?? newId('job', q.now, cryptoRandom));
   // The same program, inputs and env; only the retry budget is the check run's own (see checkRunHold).
-  const spec = { ...q.of.spec, maxRetries: checkRetries(q.of.spec) };
-  const payment = q.of.payment;
-  const hold = q.replica ? 0 : checkRunHold(q.of);
+  const spec = q.run?.spec ?? { ...q.of.spec, maxRetries: checkRetries(q.of.spec) };
+  const payment = q.run ? q.run.payment : q.of.payment;
+  const hold = q.replica ? 0 : checkRunHold(q.run ?? q.of);
   const buyerId = q.replica ? q.of.buyerId : SYSTEM_AUDIT_BUYER;
   const row: JobRow = {
     id,

@@ -5,7 +5,9 @@
  * - a buyer's job with held pay that ended with a committed result opens its step (audit draw recorded, and
  *   when audited an audit run queued, funded by the treasury; with replicas: 2 always a replica run, on
  *   another operator, paid by the buyer from the hold taken at submission: verification-jobs.ts);
- * - a check run that ended advances the step (pass, referees, penalties, pay released or forfeited);
+ * - a check run that ended advances the step (pass, referees, penalties, pay released or forfeited); with
+ *   spec.verify two different results are compared by the buyer's checker (checker runs:
+ *   verification-checkers.ts; rules: core trust/checker-step.ts);
  * - windows close (pay released), disputes open (bond held, a referee queued), penalties are listed.
  * Lock order: the ending job's row and attempts (the caller's), then the checked job's row, its
  * verifications row, then node rows (penalties, audit history).
@@ -13,13 +15,16 @@
 import {
   ACCOUNTS,
   AUDIT_FLOOR,
-  advanceStep,
+  advanceVerification,
   auditDecision,
   type AttemptRecord,
   BPS,
+  checkerCanCompare,
   DEFAULT_VERIFY_TERMS,
   GpuxError,
   type JobRecord,
+  NO_OUTPUTS,
+  OUTPUTS_NOT_INLINE,
   openReplicaStep,
   openStep,
   type Page,
@@ -41,6 +46,7 @@ import { selectJobRow } from './jobs.js';
 import { postTransferIn } from './ledger.js';
 import { type AttemptRow, jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
+import { attemptOfSide, outputSetsIn, queueCheckersIn } from './verification-checkers.js';
 import { insertCheckJobIn, releaseReplicaHoldIn, replicaHoldIn, SYSTEM_AUDIT_BUYER, sweepAuditWalletIn, treasuryCanFund } from './verification-jobs.js';
 import { applyWrongResultIn, auditHistoryIn, recordAuditIn, releasePendingIn } from './verification-money.js';
 import { type CheckRun, isDisputeCheck, loadChecks, penaltyFromRow, snapshotOf, type VerificationRow, verificationFromRow } from './verification-rows.js';
@@ -59,7 +65,7 @@ export interface AttemptEndedInput {
 }
 
 const isTerminal = (s: string) => TERMINAL_JOB_STATES.includes(s as JobState);
-const isCheck = (j: { kind?: string | undefined }) => j.kind === 'audit' || j.kind === 'referee';
+const isCheck = (j: { kind?: string | undefined }) => j.kind === 'audit' || j.kind === 'referee' || j.kind === 'checker';
 /** A committed result: the job succeeded, or its program exited non-zero (the exit code is part of the result). */
 const committedResult = (j: JobRecord) => j.state === 'succeeded' || (j.state === 'failed' && j.exitCode !== null);
 
@@ -99,12 +105,13 @@ export async function afterAttemptEndIn(trx: Kysely<Database>, ctx: StoreContext
     if (!ended) return releasePendingIn(trx, ctx, await thisAttempt(), now, 'the check run attempt ended without deciding');
     const events: NewEvent[] = [];
     if (job.payment) await sweepAuditWalletIn(trx, ctx, job.id, job.payment.asset, now);
-    // Only the attempt carrying the check's result is judged; the others ran and are paid now.
-    const judged = committedResult(job) ? job.currentAttemptId : null;
+    // Only the attempt carrying the check's result is judged; the others ran and are paid now. A checker
+    // run (spec.verify) is the buyer's own program and no one re-runs it: all its attempts are paid now.
+    const judged = committedResult(job) && job.kind !== 'checker' ? job.currentAttemptId : null;
     const others = (await attemptRows(trx, { jobId: job.id })).filter((a) => a.id !== judged);
     events.push(...(await releasePendingIn(trx, ctx, others, now, 'check run attempt without a judged result')));
     if (job.checkOf) events.push(...(await advanceStepIn(trx, ctx, job.checkOf, now)));
-    if (job.checkOf) events.push(...(await canaryRefereeEndedIn(trx, ctx, job.checkOf, now)));
+    if (job.checkOf && job.kind !== 'checker') events.push(...(await canaryRefereeEndedIn(trx, ctx, job.checkOf, now)));
     return events;
   }
   if (ended && committedResult(job) && attempt.commitment && attempt.outputDigest) return openStepIn(trx, ctx, job, attempt, e.auditDraw, now);
@@ -130,7 +137,7 @@ async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRe
   const row = await selectJobRow(trx, ctx, ended.id, false);
   if (!row) throw new Error(`invariant: job ${ended.id} vanished`);
   const job = jobFromRow(row);
-  const node = await trx.selectFrom('nodes').select('provider_id').where('id', '=', attempt.nodeId).executeTakeFirst();
+  const node = await trx.selectFrom('nodes').select(['provider_id', 'tier']).where('id', '=', attempt.nodeId).executeTakeFirst();
   const providerId = node?.provider_id ?? attempt.price?.providerId ?? null;
   const terms = job.verifyTerms ?? DEFAULT_VERIFY_TERMS;
   const replicated = job.spec.replicas === 2;
@@ -144,12 +151,17 @@ async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRe
     const passes = await auditHistoryIn(trx, ctx, attempt.nodeId);
     // The draw was taken from the coordinator's CSPRNG after the commitment arrived (FinishAttemptInput.auditDraw).
     const random = { next: () => draw ?? cryptoRandom.next(), bytes: (n: number) => cryptoRandom.bytes(n) };
-    const d = auditDecision({ consecutivePasses: passes }, 'open', random, {
+    // The executor's tier sets the floor (TRUST.md: attested and curated audit less); never above the open floor of the job's terms.
+    const openFloor = terms.auditFloorBps / BPS;
+    const tier = node?.tier === 'curated' || node?.tier === 'attested' ? node.tier : 'open';
+    const d = auditDecision({ consecutivePasses: passes }, tier, random, {
       deterministic: job.spec.deterministic !== false,
-      floors: { ...AUDIT_FLOOR, open: terms.auditFloorBps / BPS },
+      floors: { open: openFloor, attested: Math.min(AUDIT_FLOOR.attested, openFloor), curated: Math.min(AUDIT_FLOOR.curated, openFloor) },
     });
     decision = d;
-    opening = openStep(d, d.audit && (await treasuryCanFund(trx, ctx, job)));
+    // spec.verify: an audit is worth running only if the executor's outputs can be handed to the checker.
+    const checkable = !job.spec.verify || checkerCanCompare((await outputSetsIn(trx, [attempt.id])).get(attempt.id)?.facts, NO_OUTPUTS);
+    opening = openStep(d, d.audit && checkable && (await treasuryCanFund(trx, ctx, job)), checkable);
   }
   const windowClosesAt = now + terms.disputeWindowMs;
   await trx
@@ -202,15 +214,25 @@ export async function advanceStepIn(trx: Kysely<Database>, ctx: StoreContext, jo
   const v = await lockStep(trx, ctx, jobId);
   if (!jobRow || !v) return [];
   const checks = (await loadChecks(trx, ctx, [jobId])).get(jobId) ?? [];
-  let plan = advanceStep(snapshotOf(v, checks));
-  if (!plan) return [];
   const job = jobFromRow(jobRow);
+  // spec.verify: the outputs of the executor and of every run with a result, for the checker's inputs.
+  const results = checks.filter((c) => c.kind !== 'checker' && c.outcome.status === 'result' && c.attemptId).map((c) => c.attemptId as string);
+  const sets = job.spec.verify ? await outputSetsIn(trx, [v.attempt_id, ...results]) : undefined;
+  const facts = sets && new Map([...sets].map(([id, set]) => [id, set?.facts ?? null]));
+  let plan = advanceVerification(snapshotOf(v, checks, facts));
+  if (!plan) return [];
   const events: NewEvent[] = [];
+  const disputed = v.dispute_at !== null;
   if (plan.queueReferees > 0) {
-    const disputed = v.dispute_at !== null;
     const referees = await queueReferees(trx, ctx, job, v, checks, plan.queueReferees, now);
-    if (referees === null) plan = unfundedReferees(plan, v, checks, disputed);
+    if (referees === null) plan = notQueued(plan, v, checks, disputed, 'unfunded');
     else events.push(...referees);
+  }
+  if (plan.queueCheckers && plan.queueCheckers.length > 0 && sets) {
+    const avoid = partiesOf(v, checks);
+    const queued = await queueCheckersIn(trx, ctx, { job, pairs: plan.queueCheckers, attemptOf: attemptOfSide(v.attempt_id, checks), sets, avoid, now });
+    if ('not' in queued) plan = notQueued(plan, v, checks, disputed, queued.not);
+    else events.push(...queued.events);
   }
   events.push(...(await applyPlanIn(trx, ctx, job, v, checks, plan, now)));
   return events;
@@ -242,15 +264,24 @@ async function queueReferees(
  * earlier check run's. A node without a provider is its own operator (core scheduler filters.ts operatorOk).
  */
 function partiesOf(v: VerificationRow, checks: readonly CheckRun[]): string[] {
-  return [v.provider_id ?? v.node_id, ...checks.map((c) => c.providerId ?? c.nodeId)].filter((p): p is string => p !== null);
+  // Checker runs only run the buyer's checker; their operators are not parties to the result.
+  const parties = checks.filter((c) => c.kind !== 'checker');
+  return [v.provider_id ?? v.node_id, ...parties.map((c) => c.providerId ?? c.nodeId)].filter((p): p is string => p !== null);
 }
 
-/** The treasury cannot pay the referees: an audit mismatch stays unaudited in its window; a dispute is void. */
-function unfundedReferees(plan: StepPlan, v: VerificationRow, checks: readonly CheckRun[], disputed: boolean): StepPlan {
-  const paid = checks.filter((c) => c.outcome.status === 'result' && isDisputeCheck(v, c) === disputed).map((c) => c.jobId);
-  const verdict = "the treasury's audit budget cannot pay referee runs now";
-  if (disputed) return { ...plan, queueReferees: 0, state: 'window', label: windowLabel(v.reason), dispute: 'void', paidChecks: paid, verdict: `${verdict}: the dispute is void and the bond returned` };
-  return { ...plan, queueReferees: 0, state: 'window', label: 'unaudited', paidChecks: paid, verdict: `${verdict}: unaudited, disputable until the window closes` };
+/**
+ * The runs the plan asked for cannot be queued: the treasury cannot pay them, or (checker runs) the outputs
+ * cannot make the checker's inputs. An audit mismatch stays unaudited in its window; a dispute is void.
+ */
+function notQueued(plan: StepPlan, v: VerificationRow, checks: readonly CheckRun[], disputed: boolean, why: 'unfunded' | 'uncheckable'): StepPlan {
+  const paid = checks.filter((c) => c.kind !== 'checker' && c.outcome.status === 'result' && isDisputeCheck(v, c) === disputed).map((c) => c.jobId);
+  const checker = (plan.queueCheckers?.length ?? 0) > 0;
+  const what = checker ? "the buyer's checker" : 'referee runs';
+  const verdict = why === 'unfunded' ? `the treasury's audit budget cannot pay ${what} now` : "the outputs cannot be handed to the buyer's checker";
+  const next = { ...plan, queueReferees: 0, queueCheckers: [], state: 'window' as const, paidChecks: paid };
+  if (disputed) return { ...next, label: windowLabel(v.reason), dispute: 'void', verdict: `${verdict}: the dispute is void and the bond returned` };
+  const reason = !checker ? {} : { reason: why === 'unfunded' ? 'audit-budget' : OUTPUTS_NOT_INLINE };
+  return { ...next, ...reason, label: 'unaudited', verdict: `${verdict}: unaudited, disputable until the window closes` };
 }
 
 async function applyPlanIn(
@@ -272,7 +303,7 @@ async function applyPlanIn(
     jobId: job.id,
     executor: { attemptId: v.attempt_id, nodeId: v.node_id, outputDigest: v.output_digest, exitCode: v.exit_code, commitment: executor?.commitment ?? null, commitmentSignature: executor?.commitment_signature ?? null },
     ...(wrong ? { wrongRun: { jobId: wrong.jobId, kind: wrong.kind, nodeId: wrong.nodeId, outputDigest: wrong.outputDigest, exitCode: wrong.exitCode } } : {}),
-    checks: checks.map((c) => ({ jobId: c.jobId, kind: c.kind, nodeId: c.nodeId, outputDigest: c.outputDigest, exitCode: c.exitCode })),
+    checks: checks.map((c) => ({ jobId: c.jobId, kind: c.kind, nodeId: c.nodeId, outputDigest: c.outputDigest, exitCode: c.exitCode, ...(c.pair ? { pair: c.pair } : {}) })),
     truth: plan.truth ?? null,
   });
   if (plan.executor === 'pass') {
@@ -306,12 +337,13 @@ async function applyPlanIn(
   if (plan.dispute) events.push(...(await settleBondIn(trx, ctx, v, checks, plan.dispute, now)));
   await trx
     .updateTable('verifications')
-    .set({ state: plan.state, label: plan.label, verdict: plan.verdict, resolved_at: plan.resolved ? now : null })
+    .set({ state: plan.state, label: plan.label, verdict: plan.verdict, resolved_at: plan.resolved ? now : null, ...(plan.reason ? { reason: plan.reason } : {}) })
     .where('job_id', '=', v.job_id)
     .execute();
-  // Two independent operators agreed (an audit or a replica): the spec may become a known answer.
-  if (plan.label === 'audited-passed' || plan.label === 'replicated-agreed') await canaryCatalogIn(trx, ctx, job, v, checks, now);
-  events.push({ at: now, subject: 'job', subjectId: job.id, type: `verification.${plan.state}`, data: { label: plan.label, verdict: plan.verdict, ...(plan.dispute ? { dispute: plan.dispute } : {}) } });
+  // Two independent operators agreed (an audit or a replica): the spec may become a known answer, unless
+  // its output is not bit-exact (spec.verify): a canary is judged by digest.
+  if ((plan.label === 'audited-passed' || plan.label === 'replicated-agreed') && !job.spec.verify) await canaryCatalogIn(trx, ctx, job, v, checks, now);
+  events.push({ at: now, subject: 'job', subjectId: job.id, type: `verification.${plan.state}`, data: { label: plan.label, verdict: plan.verdict, ...(plan.reason ? { reason: plan.reason } : {}), ...(plan.dispute ? { dispute: plan.dispute } : {}) } });
   return events;
 }
 
@@ -440,6 +472,7 @@ export async function openDispute(ctx: StoreContext, q: { jobId: string; buyerId
     if (v.state === 'auditing' || v.state === 'refereeing') throw conflict('its audit is still running; wait for its verdict');
     if (v.state !== 'window') throw conflict(`its verification is already decided (${v.label})`);
     if (v.reason === 'not-deterministic') throw conflict('it declared deterministic: false, so no re-run can check its output');
+    if (v.reason === OUTPUTS_NOT_INLINE) throw conflict("its outputs are not stored inline, so the buyer's checker (verify) cannot compare a referee run with them");
     if (q.now >= Number(v.window_closes_at)) throw conflict(`its dispute window closed at ${new Date(Number(v.window_closes_at)).toISOString()}`);
     const job = jobFromRow(jobRow);
     const asset = (v.asset ?? 'usdc') as Asset;

@@ -158,6 +158,19 @@ function nodeWrites(name: string, database: () => Promise<Database>, opts: { ski
       assert.equal(job.events.filter((e) => e.type.startsWith('image.pull.')).length, 0);
     });
 
+    test('a result whose inline content is not the bytes its entry names is 400; nothing is stored and the attempt stays running', async () => {
+      const { jobId, attemptId } = await running();
+      const r = report('succeeded', { 'out.txt': 'committed bytes' });
+      const swapped = { ...r, outputs: r.outputs.map((f) => ({ ...f, content: Buffer.from('other bytes!!!!').toString('base64') })) };
+      const res = await agent.result(attemptId, swapped);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.match(res.body.error.message, /out\.txt: its inline content is not the 15 bytes with sha256/);
+      const job = GetJobResponse.parse((await call(h.url, 'GET', `/v1/jobs/${jobId}`, { token: buyer })).body);
+      assert.equal(job.job.state, 'running');
+      assert.equal((await h.coord.store.getAttempt(attemptId))?.state, 'running');
+      assert.equal((await agent.result(attemptId, r)).status, 200, 'the honest report is still taken');
+    });
+
     test('another node cannot write into an attempt that is not its own: 404, nothing stored', async () => {
       const { jobId, attemptId } = await running();
       const other = new TestAgent(h.url);

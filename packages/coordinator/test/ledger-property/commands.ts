@@ -43,10 +43,12 @@ export type Cmd =
 /** How commands of the kinds K are carried out: the model's update on success, and a line for the log. */
 export type Verbs<K extends Cmd['t']> = { [k in K]: (run: Run, store: Store, cmd: Extract<Cmd, { t: k }>) => Promise<string> };
 
-/** "The k-th of whatever exists now" (jobs, attempts, payouts). */
+/** "The k-th of whatever exists now" (jobs, attempts, payouts); chunks use −1 for the newest job or attempt. */
 export const pickArb = fc.nat({ max: 31 });
 const assetArb = fc.constantFrom<Asset>('usdc', 'credit');
 export const pctArb = fc.integer({ min: 1, max: 120 }); // above 100: asks for more than there is
+/** True one time in n. */
+const chance = (n: number) => fc.integer({ min: 1, max: n }).map((x) => x === 1);
 const rarely = fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
 export const outcomeArb = fc.constantFrom<Outcome>('succeeded', 'failed', 'crashed', 'cancelled');
 
@@ -113,11 +115,11 @@ export const arbs = {
 
 const weights: { [K in Cmd['t']]: number } = {
   mint: 3,
-  submit: 5,
+  submit: 12,
   cancel: 1,
-  assign: 5,
+  assign: 7,
   start: 6,
-  finish: 5,
+  finish: 6,
   heartbeat: 1,
   settle: 2,
   expire: 2,
@@ -129,12 +131,67 @@ const weights: { [K in Cmd['t']]: number } = {
   complete: 1,
   reject: 1,
   advance: 4,
-  fund: 2,
+  fund: 1,
   dispute: 2,
   close: 2,
 };
 
 export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(...(Object.keys(arbs) as Cmd['t'][]).map((k) => ({ weight: weights[k], arbitrary: arbs[k] as fc.Arbitrary<Cmd> })));
 
-/** Initial funds per party and asset, minted before the commands so runs are busy from the start. */
-export const fundingArb = fc.array(fc.integer({ min: 0, max: 20_000_000 }), { minLength: PARTIES.length * ASSETS.length, maxLength: PARTIES.length * ASSETS.length });
+/**
+ * A job's work in a row: an assignment, a start, a minute, a result (lie or not, with its audit draw).
+ * Random runs mix these chunks with single commands, so jobs reach their results, audits and referees
+ * often enough; each command of a chunk is still its own step, checked after it.
+ */
+const workOn = (newest: boolean): fc.Arbitrary<Cmd[]> =>
+  fc
+    .record({
+      assign: arbs.assign,
+      attempt: pickArb,
+      ms: fc.integer({ min: 1_000, max: 120_000 }),
+      finish: arbs.finish,
+      // A verified job's work mostly gets somewhere: a result, on a node whose stake covers the lock.
+      outcome: fc.constantFrom<Outcome>('succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded', 'failed', 'crashed'),
+      lockMultiple: fc.constantFrom(0, 1, 5),
+    })
+    .map(({ assign, attempt, ms, finish, outcome, lockMultiple }): Cmd[] => {
+      // Newest (pick −1): the job or check run queued last, and the attempt assigned last.
+      const k = newest ? -1 : attempt;
+      const a: Cmd = newest ? { ...assign, job: -1, lockMultiple } : assign;
+      return [a, { t: 'start', attempt: k }, { t: 'advance', ms }, { ...finish, attempt: k, ended: false, ...(newest && { outcome }) }];
+    });
+const workArb = workOn(false);
+
+/**
+ * A verified job's life in a row (issue 11): its submission, its run and its check runs' (each a lie or
+ * not), then perhaps a dispute, the clock and a window close.
+ */
+const verifyArb: fc.Arbitrary<Cmd[]> = fc
+  .record({
+    submit: arbs.submit,
+    verify: fc.constantFrom<Verify>('held', 'held', 'replicas', 'nondeterministic'),
+    work: fc.array(workOn(true), { minLength: 2, maxLength: 5 }),
+    // The executor and the auditor lie often, referees seldom: a quorum of two honest referees needs a lie at most
+    // among the first runs (an audit mismatch may use only four operators here: executor, auditor, two referees).
+    lies: fc.tuple(chance(3), chance(4), chance(12), chance(12), chance(12)),
+    tail: fc.subarray<Cmd>([{ t: 'dispute', job: 0, pct: 10 }, { t: 'advance', ms: 300_000 }, { t: 'close', limit: 10 }]),
+    job: pickArb,
+  })
+  .map(({ submit, verify, work, lies, tail, job }): Cmd[] => {
+    // Each work's result a lie as drawn for its place (executor, audit, referees).
+    const runs = work.map((w, i) => w.map((c): Cmd => (c.t === 'finish' ? { ...c, lie: lies[i] ?? false } : c)));
+    return [{ ...submit, nodes: 1, verify }, ...runs.flat(), ...tail.map((c) => (c.t === 'dispute' ? { ...c, job } : c))];
+  });
+
+/** A run's commands: single ones, chunks of work and verified jobs' lives, flattened. */
+export const cmdsArb = (maxChunks: number): fc.Arbitrary<Cmd[]> =>
+  fc
+    .array(
+      fc.oneof({ weight: 6, arbitrary: cmdArb.map((c) => [c]) }, { weight: 2, arbitrary: workArb }, { weight: 1, arbitrary: verifyArb }),
+      { minLength: 1, maxLength: maxChunks, size: 'max' },
+    )
+    .map((chunks) => chunks.flat());
+
+/** Initial funds per party and asset, then the treasury's per asset, minted before the commands so runs are busy from the start. */
+const FUNDED = PARTIES.length * ASSETS.length + ASSETS.length;
+export const fundingArb = fc.array(fc.integer({ min: 0, max: 20_000_000 }), { minLength: FUNDED, maxLength: FUNDED });

@@ -1,14 +1,16 @@
-/** Carries out one command of any kind against a Store: the job verbs, the money verbs, or the clock. */
+/** Carries out one command of any kind against a Store: the job verbs, the money verbs, the verification verbs, or the clock. */
 import type { Store } from '@gpux/core';
 import type { Cmd, Verbs } from './commands.js';
 import { jobVerbs } from './job-verbs.js';
 import type { Run } from './model.js';
 import { moneyVerbs } from './money-verbs.js';
+import { verifyVerbs } from './verify-verbs.js';
 import { T0 } from './world.js';
 
 const verbs: Verbs<Cmd['t']> = {
   ...jobVerbs,
   ...moneyVerbs,
+  ...verifyVerbs,
   async advance(run, _store, cmd) {
     run.now += cmd.ms;
     return `now T0+${run.now - T0}`;

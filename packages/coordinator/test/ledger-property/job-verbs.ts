@@ -9,7 +9,13 @@ import { sampleJobSpec } from '@gpux/testing';
 import type { Verbs } from './commands.js';
 import { checkLeasePenalty } from './lease-fees.js';
 import { finishReport, paymentFor, refusable } from './store-helpers.js';
-import { at, BUYERS, byId, DIGEST, decide, node } from './world.js';
+import { at, BUYERS, byId, DIGEST, decide, NODES, node, SYSTEM_AUDIT, type TestNode, WINDOW_MS, wrongDigest } from './world.js';
+
+/** The k-th (by id) or, for k < 0, the newest (created last). */
+function pick<T extends { id: string; createdAt: number }>(xs: T[], k: number): T | undefined {
+  if (k >= 0) return at(byId(xs), k);
+  return [...xs].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).at(-1);
+}
 
 type JobVerb = 'submit' | 'cancel' | 'assign' | 'start' | 'finish' | 'heartbeat' | 'settle' | 'expire';
 
@@ -18,7 +24,11 @@ export const jobVerbs: Verbs<JobVerb> = {
     const now = run.now;
     const id = run.id('job');
     const buyerId = at(BUYERS, cmd.buyer) as string;
+    // Verification (issue 11) is for single-node jobs; replicas: 2 holds a second run's escrow up front.
+    const verified = cmd.verify !== 'none' && cmd.nodes === 1;
     const spec = sampleJobSpec({
+      ...(verified && cmd.verify === 'replicas' && { replicas: 2 }),
+      ...(verified && cmd.verify === 'nondeterministic' && { deterministic: false }),
       timeoutSeconds: cmd.timeout,
       maxRetries: cmd.retries,
       resources: { gpu: { count: cmd.gpus } },
@@ -31,9 +41,11 @@ export const jobVerbs: Verbs<JobVerb> = {
     const keyed = idempotencyKey === null ? undefined : `${buyerId}|${idempotencyKey}`;
     const existing = keyed === undefined ? undefined : run.keys.get(keyed);
     const walletBefore = run.sequential ? await store.getBalance(ACCOUNTS.wallet(buyerId), cmd.asset) : undefined;
-    const r = await refusable(store.submitJob({ id, buyerId, spec, idempotencyKey, now, payment }), ['INSUFFICIENT_FUNDS']);
+    const verify = verified ? { holdPay: true, verifyTerms: { disputeWindowMs: WINDOW_MS, auditFloorBps: 1000 } } : {};
+    const r = await refusable(store.submitJob({ id, buyerId, spec, idempotencyKey, now, payment, ...verify }), ['INSUFFICIENT_FUNDS']);
+    const need = payment.held * (spec.replicas === 2 ? 2 : 1);
     if (walletBefore !== undefined) {
-      assert.equal(r.ok, existing !== undefined || walletBefore >= payment.held, `submit ${id}: a wallet of ${walletBefore} and a hold of ${payment.held}`);
+      assert.equal(r.ok, existing !== undefined || walletBefore >= need, `submit ${id}: a wallet of ${walletBefore} and holds of ${need}`);
     }
     if (!r.ok || !r.value.created) {
       assert.equal(await store.getJob(id), undefined, `submission ${id} wrote no job of its own`);
@@ -47,14 +59,17 @@ export const jobVerbs: Verbs<JobVerb> = {
     }
     if (keyed !== undefined) assert.equal(run.keys.get(keyed), undefined, `${idempotencyKey} made a job before, yet submit ${id} created another`);
     assert.deepEqual(r.value.job.payment, payment);
-    run.jobs.set(id, { id, buyerId, payment, billChecked: false });
+    run.jobs.set(id, { id, buyerId, payment, billChecked: false, kind: 'buyer', rootId: id, holdPay: verified, funder: ACCOUNTS.wallet(buyerId), holdTotal: payment.held });
+    if (spec.replicas === 2) run.replicaHolds.set(`${id}-replica`, { rootId: id, held: payment.held });
     if (keyed !== undefined) run.keys.set(keyed, id);
-    return `${id} held ${payment.held} ${cmd.asset}`;
+    if (verified) run.count(`submit ${cmd.verify}`);
+    return `${id} held ${need} ${cmd.asset}${verified ? ` (${cmd.verify})` : ''}`;
   },
 
   async cancel(run, store, cmd) {
     const now = run.now;
-    const open = byId((await store.listJobs({ states: ['queued', 'assigned', 'running'], limit: 500 })).items);
+    // The coordinator's own check runs belong to no buyer that could cancel them.
+    const open = byId((await store.listJobs({ states: ['queued', 'assigned', 'running'], limit: 500 })).items).filter((j) => j.buyerId !== SYSTEM_AUDIT);
     const job = at(open, cmd.job);
     if (!job) return 'skip';
     const r = await refusable(store.requestCancel(job.id, now, cmd.graceMs), ['JOB_FINISHED']);
@@ -68,15 +83,21 @@ export const jobVerbs: Verbs<JobVerb> = {
 
   async assign(run, store, cmd) {
     const now = run.now;
-    const queued = byId((await store.listJobs({ states: ['queued'], limit: 500 })).items);
-    const job = at(queued, cmd.job);
+    const job = pick((await store.listJobs({ states: ['queued'], limit: 500 })).items, cmd.job);
     if (!job?.payment) return 'skip';
     const p = job.payment;
     const price = mulDiv(p.capPerUnitHour, cmd.pricePct, 100);
     // Multiple 0 stands for no lock (stakeToLock itself takes 1..1000).
     const stakeLock = cmd.lockMultiple === 0 ? 0 : stakeToLock(price, p.units, job.spec.timeoutSeconds, cmd.lockMultiple);
     const worldSize = job.spec.nodes ?? 1;
-    const members = Array.from({ length: worldSize }, (_, rank) => node(cmd.node + rank));
+    // As the scheduler places: never on a banned node, and a check run never with an operator it avoids
+    // (the first such node from cmd.node on).
+    const avoid = new Set(job.avoidProviderIds ?? []);
+    const placeable = (n: TestNode) => !run.banned.has(n.id) && !avoid.has(n.providerId);
+    const first = Array.from({ length: NODES.length }, (_, i) => cmd.node + i).find((k) => placeable(node(k)));
+    if (first === undefined) return 'skip';
+    const members = Array.from({ length: worldSize }, (_, rank) => node(first + rank));
+    if (!members.every(placeable)) return 'skip';
     const attemptId = run.id('att');
     const ids = members.map((_, rank) => (rank === 0 ? attemptId : `${attemptId}-r${rank}`));
     const peers = members.map((m, rank) => ({ rank, nodeId: m.id }));
@@ -113,8 +134,7 @@ export const jobVerbs: Verbs<JobVerb> = {
 
   async start(run, store, cmd) {
     const now = run.now;
-    const assigned = byId((await store.listActiveAttempts()).filter((a) => a.state === 'assigned'));
-    const a = at(assigned, cmd.attempt);
+    const a = pick((await store.listActiveAttempts()).filter((x) => x.state === 'assigned'), cmd.attempt);
     if (!a) return 'skip';
     const r = await refusable(store.startAttempt(a.id, a.nodeId, now), ['CONFLICT']);
     if (run.sequential) assert.equal(r.ok, true, `start ${a.id}`);
@@ -129,17 +149,29 @@ export const jobVerbs: Verbs<JobVerb> = {
       const id = at(run.attempts, cmd.attempt);
       a = id === undefined ? undefined : await store.getAttempt(id);
     } else {
-      a = at(byId(await store.listActiveAttempts()), cmd.attempt);
+      a = pick(await store.listActiveAttempts(), cmd.attempt);
     }
     if (!a) return 'skip';
-    const report = finishReport(a.id, a.nodeId, cmd.outcome, 1_000, now);
+    // A committed result (exit code and digest) other than the job's one true result (DIGEST, exit 0) is
+    // wrong: a lie, or a failure with an exit code (each wrong result its own digest: liars never agree).
+    const committed = cmd.outcome === 'succeeded' || cmd.outcome === 'failed';
+    const wrong = committed && (cmd.lie || cmd.outcome === 'failed');
+    const report = finishReport(a.id, a.nodeId, cmd.outcome, 1_000, now, { digest: wrong ? wrongDigest(a.id) : DIGEST, draw: cmd.draw });
+    const active = a.state === 'assigned' || a.state === 'running';
     const r = await refusable(store.finishAttempt(report, decide), ['CONFLICT']);
     if (run.sequential) {
-      const active = a.state === 'assigned' || a.state === 'running';
-      // A late 'cancelled' for an attempt the coordinator cancelled (gang stop, cancel grace) repeats it whatever its digest.
-      const repeat = a.state === report.outcome && (a.outputDigest === DIGEST || a.state === 'cancelled');
+      // A signed result repeats only with the very same commitment; a late 'cancelled' for an attempt the
+      // coordinator cancelled (gang stop, cancel grace) repeats it whatever its digest.
+      const repeat = a.commitment
+        ? a.commitment === report.commitment && a.state === report.outcome
+        : a.state === report.outcome && (a.outputDigest === report.outputDigest || a.state === 'cancelled');
       assert.equal(r.ok, active || repeat, `finish ${a.id} (${a.state}) as ${report.outcome}`);
       if (r.ok) assert.equal(r.value.duplicate, !active);
+    }
+    // (A check run written in this concurrent batch may not be in the model yet: ask the store.)
+    if (r.ok && !r.value.duplicate && wrong && (run.jobs.get(a.jobId)?.holdPay ?? (await store.getJob(a.jobId))?.holdPay)) {
+      run.lies.add(a.id);
+      run.liars.add(a.nodeId);
     }
     return r.ok ? `${a.id} ${cmd.outcome} → job ${r.value.job.state}${r.value.duplicate ? ' (duplicate)' : ''}` : `${a.id} ${r.code}`;
   },

@@ -3,7 +3,7 @@
  * saw it succeed, the bookkeeping the invariants compare the store against, the run's log, and the
  * coverage counters. `mint` and `setup` change the store and the model together.
  */
-import { ACCOUNTS, type JobPaymentRecord, type Store } from '@gpux/core';
+import { ACCOUNTS, type JobPaymentRecord, move, type Store } from '@gpux/core';
 import type { Asset } from '@gpux/protocol';
 import { fund, registerNode } from './store-helpers.js';
 import { ASSETS, key, NODES, PARTIES, PROVIDERS, T0 } from './world.js';
@@ -66,10 +66,20 @@ export class Run {
   readonly lies = new Set<string>();
   /** Nodes banned by a wrong-result penalty (the scheduler never places work on them again). */
   readonly banned = new Set<string>();
+  /** USDC slashed from each node by wrong-result penalties (the model's stake follows the penalty rows). */
+  readonly penaltySlashed = new Map<string, number>();
   /** Wrong-result penalty rows already accounted for. */
   readonly penaltiesSeen = new Set<string>();
   /** Money the operator put into the treasury (its audit budget). */
   readonly treasuryFunded: Record<Asset, number> = { usdc: 0, credit: 0 };
+  /** replicas: 2 → the replica run's id → its hold, taken at submission (the run is written when the job ends with a result). */
+  readonly replicaHolds = new Map<string, { rootId: string; held: number }>();
+  /** The kind of the command the step ran (sequential runs); undefined for a concurrent batch. */
+  lastCommand: string | undefined = undefined;
+  /** Each step's label as last seen (the coverage counters count each change). */
+  readonly stepLabels = new Map<string, string>();
+  /** Steps whose money was checked settled (resolved, every check run ended). */
+  readonly settledSteps = new Set<string>();
   /** Verified buyer's job → its disputes' bonds (the model knows whether each was right). */
   readonly disputes = new Map<string, { bond: number; right: boolean; buyerId: string }>();
 
@@ -103,7 +113,15 @@ export async function mint(run: Run, store: Store, party: string, asset: Asset, 
   run.add(run.mintedTo, key(party, asset), amount);
 }
 
-/** A run's start: the nodes registered, each party's initial funds minted, the providers' wallets seen. */
+/** The operator funds the treasury (its audit budget), in the store and the model. */
+export async function fundTreasury(run: Run, store: Store, asset: Asset, amount: number): Promise<void> {
+  const postings = move(asset, ACCOUNTS.world, [{ account: ACCOUNTS.treasury, amount }]);
+  await store.postTransfer({ kind: 'deposit', postings, at: run.now, memo: 'the operator funds the audit budget', reference: run.id('deposit') });
+  run.minted[asset] += amount;
+  run.treasuryFunded[asset] += amount;
+}
+
+/** A run's start: the nodes registered, each party's initial funds and the treasury's minted, the providers' wallets seen. */
 export async function setup(run: Run, store: Store, funding: readonly number[]): Promise<void> {
   for (const n of NODES) await registerNode(store, n.id, n.providerId, run.now);
   for (const [i, party] of PARTIES.entries()) {
@@ -111,6 +129,18 @@ export async function setup(run: Run, store: Store, funding: readonly number[]):
       const amount = funding[i * ASSETS.length + j] ?? 0;
       if (amount > 0) await mint(run, store, party, asset, amount);
     }
+  }
+  // Then the treasury's audit budget (issue 11), as the operator's deposits.
+  for (const [j, asset] of ASSETS.entries()) {
+    const amount = funding[PARTIES.length * ASSETS.length + j] ?? 0;
+    if (amount > 0) await fundTreasury(run, store, asset, amount);
+  }
+  // Every node starts with stake (a share of its provider's USDC), so assignments are taken from the first command.
+  for (const n of NODES) {
+    const amount = Math.floor((await store.getBalance(ACCOUNTS.wallet(n.providerId), 'usdc')) / 3);
+    if (amount <= 0) continue;
+    await store.addStake({ nodeId: n.id, providerId: n.providerId, amount, now: run.now });
+    run.add(run.staked, n.id, amount);
   }
   for (const p of PROVIDERS) for (const asset of ASSETS) run.providerSeen.set(key(p, asset), await store.getBalance(ACCOUNTS.wallet(p), asset));
 }

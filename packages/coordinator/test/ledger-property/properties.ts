@@ -8,9 +8,10 @@ import type { Store } from '@gpux/core';
 import fc from 'fast-check';
 import { batchArb } from './batches.js';
 import { LEASE_LOSS_FUNDING, LEASE_LOSS_RUN } from './lease-fees.js';
-import { cmdArb, fundingArb } from './commands.js';
+import { cmdArb, cmdsArb, fundingArb } from './commands.js';
 import { runBatches, runSequence } from './runner.js';
 import type { OpenRun } from './stores.js';
+import { VERIFY_FUNDING, VERIFY_RUN } from './verify-run.js';
 import { runs, sum } from './world.js';
 
 type TestContext = { diagnostic(m: string): void };
@@ -27,17 +28,38 @@ function reportCoverage(t: TestContext, stats: Map<string, number>, what: readon
   }
 }
 
-/** Random sequences of commands, one at a time, checked after every step (first a fixed run of lost leases). */
+/** What verification (issue 11) must have reached over a property's runs (the fixed run guarantees most). */
+const VERIFICATION = [
+  ['submit held', 'prefix submit held'],
+  ['audit run queued'],
+  ['referee run queued'],
+  ['replica run queued'],
+  ['step settled audited-passed'],
+  ['step settled dispute-rejected'],
+  ['step settled wrong-result'],
+  ['window closed as released'],
+  ['penalty on an executor'],
+  ['penalty on a referee run', 'penalty on a audit run'],
+  ['dispute (right)'],
+  ['dispute (false)'],
+];
+
+/** Random sequences of commands, one at a time, checked after every step (first fixed runs of lost leases and of verification). */
 export async function checkRandomSequences(t: TestContext, open: OpenRun, numRuns: number): Promise<void> {
   const stats = new Map<string, number>();
-  const fixed = await open();
-  try {
-    await runSequence(fixed.stores[0] as Store, LEASE_LOSS_FUNDING, LEASE_LOSS_RUN, stats);
-  } finally {
-    await fixed.done();
+  for (const [funding, cmds] of [
+    [LEASE_LOSS_FUNDING, LEASE_LOSS_RUN],
+    [VERIFY_FUNDING, VERIFY_RUN],
+  ] as const) {
+    const fixed = await open();
+    try {
+      await runSequence(fixed.stores[0] as Store, funding, cmds, stats);
+    } finally {
+      await fixed.done();
+    }
   }
   await fc.assert(
-    fc.asyncProperty(fundingArb, fc.array(cmdArb, { minLength: 1, maxLength: 40, size: 'max' }), async (funding, cmds) => {
+    fc.asyncProperty(fundingArb, cmdsArb(24), async (funding, cmds) => {
       const h = await open();
       try {
         await runSequence(h.stores[0] as Store, funding, cmds, stats);
@@ -47,7 +69,7 @@ export async function checkRandomSequences(t: TestContext, open: OpenRun, numRun
     }),
     { numRuns: runs(numRuns), includeErrorInReport: true },
   );
-  reportCoverage(t, stats, [...PIPELINE, 'lease fee paid in full', 'lease fee capped at the wallet', 'node suspended for lost leases']);
+  reportCoverage(t, stats, [...PIPELINE, 'lease fee paid in full', 'lease fee capped at the wallet', 'node suspended for lost leases', ...VERIFICATION]);
 }
 
 /** A random sequential prefix, then random batches of concurrent commands through the stores' pools. */

@@ -29,7 +29,9 @@ async function runCommands(run: Run, store: Store, cmds: readonly Cmd[], tag: st
     const out = await execute(run, store, cmd);
     run.log.push(`${tag}#${i} ${JSON.stringify(cmd)} → ${out}`);
     run.count(`${tag}${cmd.t} ${classify(out)}`);
+    run.lastCommand = cmd.t;
     await checkStep(run, store);
+    run.lastCommand = undefined;
   }
 }
 

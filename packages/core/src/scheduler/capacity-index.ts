@@ -15,7 +15,7 @@
 import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/protocol';
 import { CPU_CLASS, marketClassOf } from '../market/classes.js';
 import type { ClassQuote } from '../market/clearing.js';
-import type { NodeRecord } from '../records.js';
+import type { NodeProofRecord, NodeRecord } from '../records.js';
 import { emptyReputation, type ReputationState } from '../trust/reputation.js';
 import { type GpuClassInfo, classRejection, gpuClassOf } from './gpu-class.js';
 import { emptyNodeStats, type NodeStats } from './node-stats.js';
@@ -64,11 +64,22 @@ export interface NodeCapacity {
   status: NodeStatus;
   adminState: NodeAdminState;
   adminReason: string | null;
+  /**
+   * Why dispatch is blocked until the node proves its hardware (issue 12: the challenge required and not
+   * passed, or failed, or timed out), or null. A blocked node stays out of the buckets (explain: 'proof').
+   */
+  proofBlock: string | null;
   /** Replicas go to distinct operators: the node's provider, or the node itself when it has none. */
   operatorId: string;
   /** The account paid for the node's work; null for a node registered without a provider token. */
   providerId: string | null;
+  /** From the node's record (nodes.tier): open, curated (an operator vouched) or attested (verified evidence). */
   trustTier: TrustTier;
+  /**
+   * The proof-of-hardware score (measured speed over the class table's, 1 = as expected) while the node is
+   * proven; null otherwise. Feeds the performance score and the expected runtime (scores.ts).
+   */
+  provenScore: number | null;
   /** The provider's gross ask (core market/clearing.ts) per GPU-hour for the node's GPU class; undefined: no ask. */
   askPerGpuHour: number | undefined;
   /** The same for CPU-only work (class cpu), per job-hour. */
@@ -123,6 +134,8 @@ export class CapacityIndex {
   private readonly endedGangs = new Set<string>();
   /** Index price and floor per market class (core market/clearing.ts); nodes point at their class's quote. */
   readonly quotes = new QuoteBook();
+  /** GPUX_CHALLENGE=required: only nodes whose proof state is 'proven' are schedulable. Set before nodes are added. */
+  requireProof = false;
 
   /** Add or refresh a node from its record; keeps reservations already held on it, its stats and reputation. */
   upsertNode(node: NodeRecord, stats?: NodeStats): NodeCapacity {
@@ -147,9 +160,11 @@ export class CapacityIndex {
       status: node.status,
       adminState: node.adminState,
       adminReason: node.adminReason ?? null,
+      proofBlock: this.proofBlockOf(node.proof),
       operatorId: node.providerId ?? node.id,
       providerId: node.providerId,
-      trustTier: 'open',
+      trustTier: node.tier ?? 'open',
+      provenScore: provenScoreOf(node),
       askPerGpuHour: old?.askPerGpuHour,
       askPerJobHour: old?.askPerJobHour,
       gpuClass,
@@ -186,7 +201,7 @@ export class CapacityIndex {
       const r = this.reservations.get(id);
       if (r) this.take(n, r, -1);
     }
-    if (node.status === 'online' && node.adminState === 'active') {
+    if (node.status === 'online' && node.adminState === 'active' && n.proofBlock === null) {
       n.schedulable = true;
       this.bucket(n);
     }
@@ -213,7 +228,7 @@ export class CapacityIndex {
     const n = this.nodes.get(nodeId);
     if (!n) return;
     n.status = status;
-    this.setSchedulable(nodeId, status === 'online' && n.adminState === 'active');
+    this.setSchedulable(nodeId, status === 'online' && n.adminState === 'active' && n.proofBlock === null);
   }
 
   /** An admin-state change the index learned from the store (auto-cordon) rather than from a record. */
@@ -222,7 +237,22 @@ export class CapacityIndex {
     if (!n) return;
     n.adminState = state;
     n.adminReason = reason;
-    this.setSchedulable(nodeId, n.status === 'online' && state === 'active');
+    this.setSchedulable(nodeId, n.status === 'online' && state === 'active' && n.proofBlock === null);
+  }
+
+  /** A proof-of-hardware verdict the index learned from the store (challenge passed, failed or timed out). */
+  setProof(nodeId: string, proof: NodeProofRecord | undefined): void {
+    const n = this.nodes.get(nodeId);
+    if (!n) return;
+    n.proofBlock = this.proofBlockOf(proof);
+    this.setSchedulable(nodeId, n.status === 'online' && n.adminState === 'active' && n.proofBlock === null);
+  }
+
+  /** Why a node with this proof takes no job (null: it may), when the challenge is required. */
+  private proofBlockOf(proof: NodeProofRecord | undefined): string | null {
+    if (!this.requireProof || proof?.state === 'proven') return null;
+    if (proof?.state === 'failed') return proof.reason ?? 'the proof-of-hardware challenge failed';
+    return proof?.state === 'challenging' ? 'the proof-of-hardware challenge is running' : 'not yet proven by the proof-of-hardware challenge';
   }
 
   setStats(nodeId: string, stats: NodeStats): void {
@@ -422,6 +452,13 @@ export class CapacityIndex {
       n.cpuPos = -1;
     }
   }
+}
+
+/** A proven node's measured score (finite, positive), else null: a failed or stale proof says nothing about speed. */
+export function provenScoreOf(node: Pick<NodeRecord, 'proof'>): number | null {
+  const p = node.proof;
+  if (p?.state !== 'proven' || p.score === null || !Number.isFinite(p.score) || p.score <= 0) return null;
+  return p.score;
 }
 
 function usageOf(r: Reservation): number {

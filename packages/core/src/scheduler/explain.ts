@@ -9,7 +9,7 @@ import type { JobRecord } from '../records.js';
 import type { CapacityIndex, NodeCapacity } from './capacity-index.js';
 import { lowestPrice } from '../market/clearing.js';
 import { acceptableSlots, askFor, FILTER_ORDER, type FilterName, quoteFor, rejectNode } from './filters.js';
-import { type JobRequirements, requirementsOf } from './requirements.js';
+import { type JobRequirements, jobMinTier, requirementsOf } from './requirements.js';
 
 export interface PlacementExplanation {
   nodesTotal: number;
@@ -58,7 +58,7 @@ function tally(req: JobRequirements, index: CapacityIndex): Tally {
   for (const n of index.allNodes()) {
     const why = rejectNode(req, n);
     t.rejected.set(why ?? ('fit' as FilterName), (t.rejected.get(why ?? ('fit' as FilterName)) ?? 0) + 1);
-    if (why === 'state') {
+    if (why === 'state' || why === 'proof') {
       if (n.status === 'offline') t.offline++;
       continue;
     }
@@ -98,7 +98,8 @@ function noteGpus(req: JobRequirements, n: NodeCapacity, t: Tally, why: FilterNa
 }
 
 /** What the scores (scores.ts) rank fitting nodes by, named for buyers: reliability is the node's reputation. */
-const RANKED_BY = 'reputation (audits and canaries passed or failed, completed jobs, lost leases) and uptime, price, speed, latency and packing';
+const RANKED_BY =
+  'reputation (audits and canaries passed or failed, completed jobs, lost leases) and uptime, price, speed (measured runtimes and the proof-of-hardware score), latency and packing';
 
 const order = (f: FilterName) => FILTER_ORDER.indexOf(f);
 const label = (c: { vendor: string; model: string; vramGb: number }) => `${c.vendor} ${c.model} ${c.vramGb} GB`;
@@ -109,6 +110,8 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
   switch (f) {
     case 'state':
       return 'offline, cordoned or draining';
+    case 'proof':
+      return 'not proven by the proof-of-hardware challenge (running, failed or timed out; `gpux node get ID` says why)';
     case 'gpuVendor':
       return `no ${g.vendor} GPU`;
     case 'gpuModel':
@@ -122,7 +125,7 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
     case 'labels':
       return `missing labels ${req.labels.map(([k, v]) => `${k}=${v}`).join(', ')}`;
     case 'trust':
-      return `below trust tier ${job.spec.constraints.minTrustTier}`;
+      return `below trust tier ${jobMinTier(job.spec)} (open < attested < curated; an operator makes a node curated with gpux node tier set)`;
     case 'cpu':
       return `fewer than ${req.cpu} CPU cores in all`;
     case 'memory':
@@ -163,7 +166,11 @@ function suggest(req: JobRequirements, job: JobRecord, t: Tally, fitting: number
     s.push(`no matching node in region ${req.region}${where.length ? `; matching nodes are in ${where.join(', ')}` : ''} — change or drop constraints.region`);
   }
   if (r('labels') > 0 && fitting + busy === 0) s.push(`${plural(r('labels'), 'node')} lack the labels in constraints.nodeLabels — drop or change them`);
-  if (r('trust') > 0 && fitting + busy === 0) s.push(`${plural(r('trust'), 'node')} are below trust tier ${job.spec.constraints.minTrustTier} — lower constraints.minTrustTier`);
+  if (r('trust') > 0 && fitting + busy === 0) {
+    const tier = jobMinTier(job.spec);
+    const how = tier === 'attested' ? ' (no node is attested without a configured attestation verifier)' : '';
+    s.push(`${plural(r('trust'), 'node')} are below trust tier ${tier}${how} — lower constraints.minTrustTier, or ask an operator to vouch for nodes (gpux node tier set ID curated)`);
+  }
   if (r('cpu') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${t.mostCpu} CPU cores — lower resources.cpuCores`);
   if (r('memory') > 0 && fitting + busy === 0) s.push(`the largest matching node has ${Math.floor(t.mostMemoryMb / 1024)} GB memory — lower resources.memoryGb`);
   if (r('price') > 0 && t.minRejectedAsk !== null)
@@ -173,6 +180,8 @@ function suggest(req: JobRequirements, job: JobRecord, t: Tally, fitting: number
       `${plural(r('stake'), 'node')} fit but lack the free stake the job locks (${req.stakeNeeded}; the most free is ${t.maxFreeStake}) — a shorter timeoutSeconds or a lower maxPricePerGpuHour locks less`,
     );
   if (r('state') > 0 && fitting + busy < n) s.push(`${plural(r('state'), 'node')} ${r('state') === 1 ? 'is' : 'are'} offline, cordoned or draining (${t.offline} offline)`);
+  if (r('proof') > 0 && fitting + busy < n)
+    s.push(`${plural(r('proof'), 'node')} ${r('proof') === 1 ? 'waits' : 'wait'} to pass the proof-of-hardware challenge (GPUX_CHALLENGE=required); a failed or timed-out node is challenged again and takes jobs once it passes`);
   if (busy > 0 && fitting < n) {
     const free = req.gpuCount > 0 && t.mostFree > 0 ? `; the most accepted GPUs free on one node now is ${t.mostFree} (${plural(t.mostFreeNodes, 'node')})` : '';
     s.push(`${plural(busy, 'node')} could run it but ${busy === 1 ? 'is' : 'are'} busy${free} — it runs when capacity frees up${req.gpuCount > 1 && t.mostFree > 0 ? `, or lower resources.gpu.count to ${t.mostFree}` : ''}`);

@@ -11,6 +11,7 @@ import { type JobRequirements, TRUST_RANK } from './requirements.js';
 
 export type FilterName =
   | 'state'
+  | 'proof'
   | 'gpuVendor'
   | 'gpuModel'
   | 'gpuVram'
@@ -29,6 +30,7 @@ export type FilterName =
 /** The funnel order: a node is counted at the first filter that rejects it. */
 export const FILTER_ORDER: readonly FilterName[] = [
   'state',
+  'proof',
   'gpuVendor',
   'gpuModel',
   'gpuVram',
@@ -168,7 +170,7 @@ export function bestSlot(req: JobRequirements, slots: readonly PoolSlot[]): Pool
  * fits there now. `failedBefore` is reported, but placement treats it as a preference (see placer.ts).
  */
 export function rejectNode(req: JobRequirements, node: NodeCapacity): FilterName | null {
-  if (!node.schedulable) return 'state';
+  if (!node.schedulable) return node.proofBlock !== null && node.status === 'online' && node.adminState === 'active' ? 'proof' : 'state';
   let slots: PoolSlot[] | undefined;
   if (req.gpuCount > 0) {
     const acc = acceptableSlots(req, node);

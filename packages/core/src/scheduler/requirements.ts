@@ -1,7 +1,8 @@
 /**
  * What a job asks of a node, lowered once per job from its spec: GPU class wants, count, CPU, memory,
  * placement constraints, trust tier, price cap, priority and gang size. Absent optional fields mean: priority
- * normal, nodes 1, no price cap, trust tier open.
+ * normal, nodes 1, no price cap, trust tier open. Trust tiers rank open < attested < curated: a job asking for
+ * curated goes only to nodes an operator vouched for (the node's tier comes from its record, capacity-index.ts).
  */
 import type { JobSpec } from '@gpux/protocol';
 import { stakeToLock, unitsOf } from '../market/settlement.js';
@@ -61,6 +62,10 @@ export function jobMemoryMb(job: Pick<JobRecord, 'spec'>): number {
 export function jobPriority(spec: JobSpec): PriorityClass {
   return spec.priority ?? 'normal';
 }
+/** The least trust tier the job accepts: constraints.minTrustTier, or its alias minTier (the schema refuses both differing). */
+export function jobMinTier(spec: JobSpec): TrustTier {
+  return spec.constraints.minTrustTier ?? spec.constraints.minTier ?? 'open';
+}
 export function jobNodes(spec: JobSpec): number {
   return spec.nodes ?? 1;
 }
@@ -87,7 +92,7 @@ export function requirementsOf(
     region: s.constraints.region,
     preferredRegion: s.constraints.preferredRegion,
     labels,
-    minTrust: TRUST_RANK[s.constraints.minTrustTier ?? 'open'],
+    minTrust: TRUST_RANK[jobMinTier(s)],
     maxPrice: job.payment ? job.payment.capPerUnitHour : s.maxPricePerGpuHour,
     paid: !!job.payment,
     stakeNeeded: job.payment ? stakeToLock(job.payment.capPerUnitHour, job.payment.units, s.timeoutSeconds) : 0,

@@ -9,7 +9,10 @@
  *   lost leases, decayed; 0.5 for a new node) times its uptime (decayed outages, node-stats.ts). The plain
  *   success rate no longer scores: it counts every run alike, where a failed audit must outweigh many
  *   completions; it still drives auto-cordon (node-stats.ts).
- * - performance: actual against expected runtime for the node's GPU class (node-stats.ts).
+ * - performance: the node's expected runtime against its GPU class's typical one: its measured runs (actual
+ *   over the fleet's mean for the same job shape and class, node-stats.ts) blended with its proof-of-hardware
+ *   score (a node proven at 1.3× its class table is expected to take 1 / 1.3 of the class's time), the proof
+ *   counting as PROOF_PRIOR_RUNS runs so measured jobs soon dominate. 0.5 when neither is known.
  * - latency: the agent-measured heartbeat round trip, 1 / (1 + rtt / 50 ms), averaged with 1 or 0 for
  *   being in the buyer's preferredRegion when the job names one.
  * - packing: how full the node will be after this job — half its GPUs (of the class taken), a quarter each
@@ -21,7 +24,7 @@
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
 import { priceAt } from './filters.js';
 import { DEFAULT_REPUTATION_HALF_LIFE_MS, reputationScore } from '../trust/reputation.js';
-import { DEFAULT_NODE_STATS_POLICY, decayStats, type NodeStats, performanceScore } from './node-stats.js';
+import { DEFAULT_NODE_STATS_POLICY, decayStats, type NodeStats } from './node-stats.js';
 import type { JobRequirements } from './requirements.js';
 
 export interface ScoreWeights {
@@ -90,11 +93,42 @@ export function reliabilityOf(node: NodeCapacity, now: number, halfLifeMs: numbe
   return reputationScore(node.reputation, now, reputationHalfLifeMs) * uptimeFactor(node.stats, now, halfLifeMs);
 }
 
+/** The proof's score weighs as much as this many measured runs of the node. */
+export const PROOF_PRIOR_RUNS = 2;
+/** A proof score counts within these bounds: one timing cannot make a node look 100× faster or slower. */
+export const PROOF_SCORE_BOUNDS = { min: 0.25, max: 4 } as const;
+/** Measured runs below this decayed weight (and no proof) leave the runtime unknown, as node-stats.ts performanceScore does. */
+const MIN_RUNTIME_WEIGHT = 0.5;
+
+/**
+ * The node's expected runtime as a fraction of its GPU class's typical runtime (1 = typical, 0.8 = 20% faster),
+ * or null when nothing is known: the decayed mean of its measured ratios (weight: decayed runs), blended with
+ * 1 / its proof score (weight PROOF_PRIOR_RUNS) when it is proven.
+ */
+export function expectedRuntimeRatio(stats: Pick<NodeStats, 'runtimeRatio' | 'runtimeWeight'>, provenScore: number | null): number | null {
+  const measured = stats.runtimeRatio !== null && Number.isFinite(stats.runtimeRatio) && stats.runtimeRatio > 0 ? stats.runtimeRatio : null;
+  const w = measured === null ? 0 : Math.max(0, stats.runtimeWeight);
+  if (provenScore === null || !Number.isFinite(provenScore) || provenScore <= 0) return measured !== null && w >= MIN_RUNTIME_WEIGHT ? measured : null;
+  const prior = 1 / Math.min(PROOF_SCORE_BOUNDS.max, Math.max(PROOF_SCORE_BOUNDS.min, provenScore));
+  return measured === null ? prior : (measured * w + prior * PROOF_PRIOR_RUNS) / (w + PROOF_PRIOR_RUNS);
+}
+
+/** Performance in [0, 1]: 1 / (1 + expected runtime ratio); 0.5 for a typical or unknown node, higher when faster. */
+export function performanceOf(node: Pick<NodeCapacity, 'stats' | 'provenScore'>): number {
+  const r = expectedRuntimeRatio(node.stats, node.provenScore);
+  return r === null ? 0.5 : 1 / (1 + r);
+}
+
+/** A job's expected runtime on this node, from its class's typical runtime (the fleet mean for the job shape). */
+export function expectedRuntimeMs(classTypicalMs: number, node: Pick<NodeCapacity, 'stats' | 'provenScore'>): number {
+  return classTypicalMs * (expectedRuntimeRatio(node.stats, node.provenScore) ?? 1);
+}
+
 function cached(node: NodeCapacity, now: number, halfLifeMs: number, reputationHalfLifeMs: number): { reliability: number; performance: number } {
   const c = node.cache;
   if (now - c.at > SCORE_CACHE_MS || now < c.at) {
     c.reliability = reliabilityOf(node, now, halfLifeMs, reputationHalfLifeMs);
-    c.performance = performanceScore(node.stats);
+    c.performance = performanceOf(node);
     c.at = now;
   }
   return c;

@@ -32,6 +32,12 @@ export interface NodesPort {
    */
   heartbeat(nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }>;
   setNodeAdminState(nodeId: string, state: NodeAdminState, now: number): Promise<NodeRecord>;
+  /**
+   * The node's trust tier (TRUST.md "Tiers"): event node.tier_set {from, to, by, reason} in the same
+   * transaction; unchanged: no event. The caller checks who may set what (trust/attestation.ts
+   * tierChangeRefusal: an operator never sets attested). NODE_NOT_FOUND for an unknown node.
+   */
+  setNodeTier(nodeId: string, tier: 'open' | 'attested' | 'curated', now: number, by: { source: 'operator' | 'attestation'; reason?: string | null }): Promise<NodeRecord>;
   /** Online nodes whose last heartbeat is older than `cutoff` become offline (event node.offline). Returns their ids. */
   markStaleNodesOffline(cutoff: number, now: number): Promise<string[]>;
 

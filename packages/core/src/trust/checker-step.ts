@@ -102,7 +102,7 @@ function auditByChecker(s: StepSnapshot): StepPlan | null {
     const execWrong = d.winner === 'auditor';
     // Agreement with the winning side: its own run agrees, the other side does not, a referee as its checker said.
     const withWinner = (c: StepCheck): boolean | null => {
-      if (c.jobId === audit.jobId) return !execWrong;
+      if (c.jobId === audit.jobId) return execWrong;
       const v = verdicts.get(c.jobId);
       return v ? known(v[d.winner]) : null;
     };

@@ -1,5 +1,6 @@
 /** Trust policy (TRUST.md): audit rate, auditor choice, penalties, reputation, canaries, replication and buyer checkers. Pure. */
 export * from './audit-budget.js';
+export * from './attestation.js';
 export * from './audit-rate.js';
 export * from './auditor.js';
 export * from './penalties.js';

@@ -1,6 +1,6 @@
 /**
  * Features that not every coordinator has: the market's routes (a coordinator from before the market issue
- * lacks them), the node benchmark (a later issue) and node earnings (no route: a provider's earnings are its wallet
+ * lacks them) and node earnings (no route: a provider's earnings are its wallet
  * history). Whether this coordinator has one is the API's own answer: its OpenAPI document lists the route.
  */
 import { useEffect, useState } from 'react';
@@ -24,8 +24,6 @@ export const FEATURES = {
   ledger: { route: '/v1/ledger', issue: 'the market issue' },
   wallet: { route: '/v1/wallet', issue: 'the market issue' },
   nodeStake: { route: '/v1/nodes/{id}/stake', issue: 'the market issue' },
-  // No route yet: the timed GPU challenge that proves a node's class (TRUST.md) is not built.
-  nodeBenchmark: { route: '/v1/nodes/{id}/benchmark', issue: 'a later issue (the timed GPU challenge)' },
   // No route yet: what a node earns is paid to its provider, line by line in the provider's wallet history.
   nodeEarnings: { route: '/v1/nodes/{id}/earnings', issue: 'a later issue', meanwhile: "Its provider's earnings, job by job, are in the provider's Wallet." },
 } satisfies Record<string, Feature>;

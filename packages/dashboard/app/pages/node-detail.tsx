@@ -1,8 +1,9 @@
-/** One node (operators): hardware, state, reputation, stake, benchmark and earnings (when the API has them), recent jobs. */
+/** One node (operators): hardware, state, reputation, stake, proof of hardware and trust tier, earnings (when the API has them), recent jobs. */
 import type { AttemptView, GetJobResponse, GetNodeResponse, JobView, ListJobsResponse, StakeResponse } from '@gpux/protocol';
 import { Facts, Meter, StateBadge } from '../components/bits.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
+import { ProofPanel } from '../components/proof.js';
 import { ReputationPanel } from '../components/verification.js';
 import { ApiError, api } from '../lib/api.js';
 import { ago, dateTime, mb, money } from '../lib/format.js';
@@ -149,8 +150,8 @@ export function NodeDetail({ id }: { id: string }) {
         <Section title="Stake">
           <Optional feature="nodeStake" what="this node's stake" id={n.id} render={(d) => <StakeFacts data={d as StakeResponse} />} />
         </Section>
-        <Section title="Benchmark">
-          <Optional feature="nodeBenchmark" what="the node's benchmark (the timed GPU challenge)" id={n.id} />
+        <Section title="Proof of hardware">
+          <ProofPanel node={n} />
         </Section>
         <Section title="Earnings">
           <Optional feature="nodeEarnings" what="this node's earnings" id={n.id} />

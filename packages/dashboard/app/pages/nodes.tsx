@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import type { NodeView } from '@gpux/protocol';
 import { StateBadge } from '../components/bits.js';
+import { provenLabel } from '../components/proof.js';
 import { ErrorNote, Page } from '../components/page.js';
 import { ago, num, shortId } from '../lib/format.js';
 import { gpuSummary, loadAllNodes, nodeState } from '../lib/nodes.js';
@@ -83,6 +84,9 @@ export function Nodes() {
                   Busy
                 </th>
                 <th scope="col" className="hide-sm">
+                  Proven
+                </th>
+                <th scope="col" className="hide-sm">
                   Region
                 </th>
                 <th scope="col" className="hide-sm">
@@ -107,6 +111,10 @@ export function Nodes() {
                   </td>
                   <td>{gpuSummary(n)}</td>
                   <td className="num">{n.gpusTotal ? `${n.gpusBusy} / ${n.gpusTotal}` : `${n.activeAttempts} job${n.activeAttempts === 1 ? '' : 's'}`}</td>
+                  <td className="hide-sm" data-testid="node-proven" title={n.proof?.reason ?? undefined}>
+                    {provenLabel(n)}
+                    {n.proof?.state === 'proven' && n.proof.score !== null ? <span className="muted small">{` ${n.proof.score.toFixed(2)}×`}</span> : null}
+                  </td>
                   <td className="hide-sm">{n.advertisement.region ?? '—'}</td>
                   <td className="hide-sm">{n.simulated ? 'simulated' : 'real'}</td>
                   <td className="hide-md">{ago(n.lastHeartbeatAt, now)}</td>

@@ -28,6 +28,7 @@ export function nodeTests(open: OpenStore): void {
         providerId: null,
         registeredAt: T0,
         lastHeartbeatAt: T0,
+        tier: 'open',
       });
       assert.deepEqual(await store.getNode('node-1'), n);
       assert.equal(await store.getNode('node-x'), undefined);
@@ -122,6 +123,24 @@ export function nodeTests(open: OpenStore): void {
       assert.deepEqual(await eventTypes(store, 'node', 'node-1'), ['node.registered', 'node.cordoned', 'node.draining', 'node.uncordoned']);
       assert.equal((await store.getNode('node-1'))?.adminState, 'active');
       await assert.rejects(store.setNodeAdminState('node-x', 'cordoned', T0), code('NODE_NOT_FOUND'));
+    }));
+
+  test('setNodeTier: open by default, event node.tier_set only on change, kept across re-registration', () =>
+    withStore(open, async (store) => {
+      assert.equal((await register(store, 'node-1', T0)).tier, 'open');
+      assert.equal((await store.setNodeTier('node-1', 'curated', T0 + 1, { source: 'operator' })).tier, 'curated');
+      assert.equal((await store.setNodeTier('node-1', 'curated', T0 + 2, { source: 'operator' })).tier, 'curated');
+      assert.equal((await register(store, 'node-1', T0 + 3)).tier, 'curated', 'a re-registration keeps the vouching');
+      assert.equal((await store.setNodeTier('node-1', 'open', T0 + 4, { source: 'operator', reason: 'operator left' })).tier, 'open');
+      const sets = (await store.listEvents('node', 'node-1', 20)).filter((e) => e.type === 'node.tier_set');
+      assert.deepEqual(
+        sets.map((e) => e.data),
+        [
+          { from: 'open', to: 'curated', by: 'operator', reason: null },
+          { from: 'curated', to: 'open', by: 'operator', reason: 'operator left' },
+        ],
+      );
+      await assert.rejects(store.setNodeTier('node-x', 'curated', T0, { source: 'operator' }), code('NODE_NOT_FOUND'));
     }));
 
   test('registerNode binds a provider once: the same provider or none keeps it, another is FORBIDDEN', () =>

@@ -26,7 +26,7 @@ import {
   transitionDecider,
   type VerificationRecord,
 } from '@gpux/core';
-import type { JobSpecInput } from '@gpux/protocol';
+import { type JobSpecInput, outputRootDigest, sha256Hex } from '@gpux/protocol';
 import { advertisement, code, DIGEST_A, DIGEST_B, type OpenStore, placement, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
@@ -431,6 +431,151 @@ export function verificationTests(open: OpenStore): void {
       assert.equal(await bal(store, ACCOUNTS.escrow('job-rf-replica')), 0, 'the replica hold went back');
       assert.equal(await bal(store, ACCOUNTS.escrow('job-rf')), 0);
       assert.equal(await store.getJob('job-rf-replica'), undefined);
+      await assertBalanced(store);
+    }));
+
+  // spec.verify (a buyer's checker): different outputs are compared by a checker run, not by digest.
+  const VERIFY = { verify: { image: 'buyer/checker:1', command: ['sh', '-c', 'diff -r "$GPUX_INPUTS/a" "$GPUX_INPUTS/b"'] } };
+  const files = (text: string, inline = true) => {
+    const outputs = [{ path: 'out/answer.txt', size: Buffer.byteLength(text), sha256: sha256Hex(text), ...(inline ? { content: Buffer.from(text).toString('base64') } : {}) }];
+    return { outputs, outputDigest: outputRootDigest(outputs) };
+  };
+  /** Run `jobId` on node-<p> reporting these outputs (and the checker-style exit code); returns the attempt id. */
+  async function runWith(store: Store, jobId: string, p: string, start: number, out: ReturnType<typeof files>, exitCode = 0): Promise<string> {
+    const attemptId = `att-${jobId}-${p}`;
+    const [a] = await store.assign([{ ...placement(jobId, attemptId, `node-${p}`, start + 120_000), price: price(`prov-${p}`) }], start - 1);
+    assert.ok(a, `assign ${jobId} to node-${p}`);
+    await store.startAttempt(attemptId, `node-${p}`, start);
+    const outcome = exitCode === 0 ? 'succeeded' : 'failed';
+    await store.finishAttempt(result(attemptId, `node-${p}`, start + 60_000, { outcome, exitCode, ...out, commitment: `{"attemptId":"${attemptId}"}`, commitmentSignature: `sig-${attemptId}` }), decide);
+    return attemptId;
+  }
+
+  test('verify: a differing audit is compared by a checker run (the buyer image, both output sets as inputs, no GPU, treasury-paid); exit 0 passes', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b', 'c']);
+      await submitHeld(store, 'job-v', T0, VERIFY);
+      const att = await runWith(store, 'job-v', 'a', T0 + 1_000, files('loss 0.301\nat 10:00\n'));
+      const audit = await lastCheck(store, 'job-v');
+      assert.equal(audit.kind, 'audit');
+      await runWith(store, audit.id, 'b', T0 + 100_000, files('loss 0.301\nat 10:05\n'));
+      const opened = await step(store, 'job-v');
+      assert.equal(opened.state, 'auditing', 'different digests: the checker decides, not the digest');
+      const checker = await lastCheck(store, 'job-v');
+      assert.equal(checker.kind, 'checker');
+      assert.equal(checker.buyerId, 'system:audit');
+      assert.equal(checker.checkOf, 'job-v');
+      assert.equal(checker.spec.image, 'buyer/checker:1');
+      assert.deepEqual(checker.spec.command, VERIFY.verify.command);
+      assert.equal(checker.spec.resources.gpu.count, 0);
+      assert.equal(checker.spec.network, undefined);
+      assert.deepEqual(
+        checker.spec.inputs.map((f) => [f.path, Buffer.from(f.content, 'base64').toString()]),
+        [
+          ['a/out/answer.txt', 'loss 0.301\nat 10:00\n'],
+          ['b/out/answer.txt', 'loss 0.301\nat 10:05\n'],
+        ],
+      );
+      assert.deepEqual(checker.avoidProviderIds, ['prov-a', 'prov-b'], "none of the compared runs' operators");
+      assert.ok((await bal(store, ACCOUNTS.escrow(checker.id))) > 0, 'held from the treasury');
+      assert.equal(opened.checks.find((c) => c.kind === 'audit')?.agreed, null, 'unknown until the checker ends');
+
+      const checkAtt = await runWith(store, checker.id, 'c', T0 + 200_000, files(''));
+      const v = await step(store, 'job-v');
+      assert.equal(v.state, 'passed');
+      assert.equal(v.label, 'audited-passed');
+      assert.equal(v.byChecker, true);
+      assert.match(v.verdict ?? '', /according to the buyer's checker/);
+      assert.deepEqual(
+        v.checks.map((c) => [c.kind, c.agreed]),
+        [
+          ['audit', true],
+          ['checker', true],
+        ],
+      );
+      assert.equal(await bal(store, ACCOUNTS.pending(att)), 0, "the executor's pay released");
+      assert.equal(await bal(store, ACCOUNTS.pending(checkAtt)), 0, 'the checker run is paid when it ends');
+      assert.equal(await bal(store, ACCOUNTS.escrow(checker.id)), 0);
+      assert.equal(await bal(store, SYSTEM_AUDIT), 0);
+      await assertBalanced(store);
+    }));
+
+  test('verify: the checker disagreeing sends the step to referees, each checked against both sides; two siding with the auditor convict the executor', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b', 'c', 'd', 'e', 'f']);
+      await submitHeld(store, 'job-vl', T0, VERIFY);
+      const att = await runWith(store, 'job-vl', 'a', T0 + 1_000, files('garbage\n'));
+      const audit = await lastCheck(store, 'job-vl');
+      await runWith(store, audit.id, 'b', T0 + 100_000, files('loss 0.3\nat 1\n'));
+      const c1 = await lastCheck(store, 'job-vl');
+      await runWith(store, c1.id, 'c', T0 + 150_000, files('differ\n'), 1);
+      const r1 = await lastCheck(store, 'job-vl');
+      assert.equal(r1.kind, 'referee');
+      assert.deepEqual(r1.avoidProviderIds, ['prov-a', 'prov-b'], "a checker's operator is no party to the result");
+      await runWith(store, r1.id, 'c', T0 + 200_000, files('loss 0.3\nat 2\n'));
+      const afterR1 = (await step(store, 'job-vl')).checks.filter((c) => c.kind === 'checker');
+      assert.equal(afterR1.length, 3, 'the referee is checked against the executor and against the auditor');
+      const vsExec = afterR1.find((c) => c.pair?.[0] === 'executor' && c.pair[1] === r1.id);
+      const vsAudit = afterR1.find((c) => c.pair?.[0] === audit.id && c.pair[1] === r1.id);
+      assert.ok(vsExec && vsAudit, JSON.stringify(afterR1));
+      await runWith(store, vsExec?.jobId as string, 'd', T0 + 250_000, files('differ\n'), 1);
+      await runWith(store, vsAudit?.jobId as string, 'd', T0 + 260_000, files(''));
+      const r2 = await lastCheck(store, 'job-vl');
+      assert.equal(r2.kind, 'referee');
+      assert.deepEqual(r2.avoidProviderIds, ['prov-a', 'prov-b', 'prov-c']);
+      await runWith(store, r2.id, 'd', T0 + 300_000, files('loss 0.3\nat 3\n'));
+      const more = (await step(store, 'job-vl')).checks.filter((c) => c.kind === 'checker' && c.pair?.[1] === r2.id);
+      assert.equal(more.length, 2);
+      for (const [i, c] of more.entries()) await runWith(store, c.jobId, 'e', T0 + 350_000 + i * 10_000, c.pair?.[0] === 'executor' ? files('differ\n') : files(''), c.pair?.[0] === 'executor' ? 1 : 0);
+      const v = await step(store, 'job-vl');
+      assert.equal(v.state, 'failed', JSON.stringify(v));
+      assert.equal(v.label, 'wrong-result');
+      assert.equal(await bal(store, ACCOUNTS.pending(att)), 0);
+      const pen = await store.listPenalties('node-a', { limit: 10 });
+      assert.equal(pen.items[0]?.kind, 'wrong-result');
+      await assertBalanced(store);
+    }));
+
+  test('verify: outputs stored without content cannot be checked: unaudited (outputs-not-inline), no audit run, not disputable', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b']);
+      await submitHeld(store, 'job-vn', T0, VERIFY);
+      await runWith(store, 'job-vn', 'a', T0 + 1_000, files('too large to return inline\n', false));
+      const v = await step(store, 'job-vn');
+      assert.equal(v.state, 'window');
+      assert.equal(v.label, 'unaudited');
+      assert.equal(v.reason, 'outputs-not-inline');
+      assert.deepEqual(v.checks, []);
+      await assert.rejects(store.openDispute({ jobId: 'job-vn', buyerId: BUYER, reason: 'x', bond: 1, refereeJobId: 'ref-vn', now: T0 + 100_000 }), (e: Error) => /not stored inline/.test(e.message));
+      await assertBalanced(store);
+    }));
+
+  test('verify: a checker run that never gives a verdict is re-queued once, then the step is unaudited (checker-failed)', () =>
+    withStore(open, async (store) => {
+      await world(store, ['a', 'b', 'c']);
+      await submitHeld(store, 'job-vf', T0, { ...VERIFY, maxRetries: 0 });
+      await runWith(store, 'job-vf', 'a', T0 + 1_000, files('one\n'));
+      const audit = await lastCheck(store, 'job-vf');
+      await runWith(store, audit.id, 'b', T0 + 100_000, files('two\n'));
+      for (const [i, at] of [T0 + 200_000, T0 + 400_000].entries()) {
+        const checker = await lastCheck(store, 'job-vf');
+        assert.equal(checker.kind, 'checker', `checker run ${i + 1}`);
+        // Each checker run has its own retries (2): an executor crash each time.
+        for (let t = 0; t < 3; t++) {
+          const id = `att-${checker.id}-${t}`;
+          const [a] = await store.assign([{ ...placement(checker.id, id, 'node-c', at + t * 10_000 + 120_000), price: price('prov-c') }], at + t * 10_000);
+          assert.ok(a, `assign try ${t}`);
+          await store.startAttempt(id, 'node-c', at + t * 10_000 + 1);
+          await store.finishAttempt(result(id, 'node-c', at + t * 10_000 + 2, { outcome: 'failed', exitCode: null, error: 'crashed (test)' }), decide);
+        }
+        assert.equal((await store.getJob(checker.id))?.state, 'failed');
+      }
+      const v = await step(store, 'job-vf');
+      assert.equal(v.state, 'window');
+      assert.equal(v.label, 'unaudited');
+      assert.equal(v.reason, 'checker-failed');
+      assert.equal(v.checks.filter((c) => c.kind === 'checker').length, 2);
+      assert.equal(await bal(store, SYSTEM_AUDIT), 0);
       await assertBalanced(store);
     }));
 }

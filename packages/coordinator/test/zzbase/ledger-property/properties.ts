@@ -1,0 +1,75 @@
+/**
+ * The two random properties: sequences of commands (SQLite and PostgreSQL), and on PostgreSQL a
+ * sequential prefix followed by concurrent batches. Each counts what its runs did and fails when they
+ * never reached the steps the invariants are about.
+ */
+import assert from 'node:assert/strict';
+import type { Store } from '@gpux/core';
+import fc from 'fast-check';
+import { batchArb } from './batches.js';
+import { LEASE_LOSS_FUNDING, LEASE_LOSS_RUN } from './lease-fees.js';
+import { cmdArb, fundingArb } from './commands.js';
+import { runBatches, runSequence } from './runner.js';
+import type { OpenRun } from './stores.js';
+import { runs, sum } from './world.js';
+
+type TestContext = { diagnostic(m: string): void };
+
+/** The steps every property's runs must reach: a job through the pipeline, stake bonded, a payout. */
+const PIPELINE = ['submit ok', 'assign ok', 'start ok', 'finish ok', 'stake ok', 'payout ok'];
+
+/** Print the counters, and check the runs did real work: each of `what` (or one of its alternatives) happened. */
+function reportCoverage(t: TestContext, stats: Map<string, number>, what: readonly (string | string[])[]): void {
+  t.diagnostic([...stats.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}: ${v}`).join(', '));
+  for (const w of what) {
+    const any = typeof w === 'string' ? [w] : w;
+    assert.ok(sum(any.map((k) => stats.get(k) ?? 0)) > 0, `the runs never did "${any.join('" or "')}": the property tested little`);
+  }
+}
+
+/** Random sequences of commands, one at a time, checked after every step (first a fixed run of lost leases). */
+export async function checkRandomSequences(t: TestContext, open: OpenRun, numRuns: number): Promise<void> {
+  const stats = new Map<string, number>();
+  const fixed = await open();
+  try {
+    await runSequence(fixed.stores[0] as Store, LEASE_LOSS_FUNDING, LEASE_LOSS_RUN, stats);
+  } finally {
+    await fixed.done();
+  }
+  await fc.assert(
+    fc.asyncProperty(fundingArb, fc.array(cmdArb, { minLength: 1, maxLength: 40, size: 'max' }), async (funding, cmds) => {
+      const h = await open();
+      try {
+        await runSequence(h.stores[0] as Store, funding, cmds, stats);
+      } finally {
+        await h.done();
+      }
+    }),
+    { numRuns: runs(numRuns), includeErrorInReport: true },
+  );
+  reportCoverage(t, stats, [...PIPELINE, 'lease fee paid in full', 'lease fee capped at the wallet', 'node suspended for lost leases']);
+}
+
+/** A random sequential prefix, then random batches of concurrent commands through the stores' pools. */
+export async function checkRandomBatches(t: TestContext, open: OpenRun, numRuns: number): Promise<void> {
+  const stats = new Map<string, number>();
+  await fc.assert(
+    fc.asyncProperty(
+      fundingArb,
+      fc.array(cmdArb, { maxLength: 30, size: 'max' }),
+      fc.array(batchArb, { minLength: 1, maxLength: 15, size: 'max' }),
+      async (funding, prefix, batches) => {
+        const h = await open();
+        try {
+          await runBatches(h.stores, funding, prefix, batches, stats);
+        } finally {
+          await h.done();
+        }
+      },
+    ),
+    // No shrinking: a concurrent failure need not replay, and the run's log (in the error) shows the race.
+    { numRuns: runs(numRuns), includeErrorInReport: true, endOnFailure: true },
+  );
+  // Jobs get running in the sequential prefixes and the batches; the batches race on money.
+  reportCoverage(t, stats, [...PIPELINE.map((w) => [w, `prefix ${w}`]), 'submit ok', 'assign ok', 'stake ok', 'payout ok', 'settle ok']);
+}
