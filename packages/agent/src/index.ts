@@ -15,4 +15,5 @@ export type { RunningAgent } from './loop/node-agent.js';
 export { FLEET_MIX, type GpuModelInfo, type NodeShape, TRACE_GPU_MODELS, TRACE_NODE_COUNT, type TraceGpuModel } from './simulated/fleet-mix.js';
 export { pickFleet, seededRandom } from './simulated/pick-fleet.js';
 export { type SimulatedFleet, type SimulatedNodesOptions, simulatedAdvertisement, startSimulatedNodes } from './simulated/start-simulated-nodes.js';
+export * from './challenge/index.js';
 export { AGENT_VERSION } from './version.js';

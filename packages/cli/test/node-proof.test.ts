@@ -70,7 +70,7 @@ describe('proof and tier in node output', () => {
     assert.match(formatNode(view('n', proof({}), 'curated')), /^tier: +curated \(an operator vouches for it: gpux node tier set\)$/m);
     const failed = proofLine(view('n', proof({ state: 'failed', provenClass: null, score: null, reason: 'challenge timed out' })));
     assert.match(failed, /^failed: challenge timed out; dispatch blocked until a challenge passes \(no stake is slashed\)/);
-    assert.match(proofLine(view('n', proof({ state: 'skipped', provenClass: null, score: null }))), /GPUX_MARKET=off/);
+    assert.match(proofLine(view('n', proof({ state: 'skipped', provenClass: null, score: null }))), /GPUX_CHALLENGE=off/);
     assert.match(proofLine(view('n', proof({ state: 'challenging', provenClass: null, score: null, provenAt: null }))), /takes no market job until it passes/);
     assert.match(proofLine(view('n', undefined)), /^none: the node has never been challenged/);
     assert.doesNotMatch(formatNode(view('n', proof({}))), /attested/, 'never claims hardware is attested');

@@ -22,7 +22,8 @@ const BASE: Partial<CoordinatorConfig> = {
   expiryPassIntervalMs: 100,
   challengeRecheckMs: 24 * 3_600_000,
   challengeRetryMs: 400,
-  challengeSizing: { n: 128, maxProducts: 4, tolerance: { startupMs: 1500 } },
+  // Test-sized allowances (no warm-up allowance: the real one, seconds, would hide a 4-product H100 claim).
+  challengeSizing: { n: 128, maxProducts: 4, tolerance: { startupMs: 1500, warmupMs: 0 } },
 };
 
 async function registered(h: Harness, ad: NodeAdvertisementInput): Promise<TestAgent> {
@@ -127,9 +128,10 @@ describe('proof of hardware: one device behind 8 identities', () => {
   let h: Harness;
   // A device that honestly takes 1.6× the cpu row's time for one challenge (within the 2.5× tolerance):
   // alone it passes; shared by 8 identities challenged at one instant, the later ones are too late.
-  const sizing = { n: 64, maxProducts: 96, tolerance: { maxSlowdown: 2.5, startupMs: 400 } };
+  const sizing = { n: 64, maxProducts: 240, tolerance: { maxSlowdown: 2.5, startupMs: 1000, warmupMs: 0 } };
   before(async () => {
-    h = await startHarness({ ...BASE, challengeSizing: sizing, challengeRetryMs: 300 });
+    // The retry waits long enough that every registration challenge has expired first: then one pass challenges all 8.
+    h = await startHarness({ ...BASE, challengeSizing: sizing, challengeRetryMs: 1500 });
   });
   after(() => h.close());
 
@@ -144,7 +146,7 @@ describe('proof of hardware: one device behind 8 identities', () => {
     }, 'the provider-wide retry');
     const issuedAt = new Set(assignments.map((a) => a?.issuedAt));
     assert.equal(issuedAt.size, 1, 'one instant for the whole provider');
-    const device = new Device(160); // the cpu row expects 101 ms for 96 products of n = 64
+    const device = new Device(400); // the cpu row expects 252 ms for 240 products of n = 64
     const outcomes: string[] = [];
     for (let i = 0; i < 8; i++) {
       const r = await answer(agents[i]!, assignments[i]!, { device });

@@ -1,23 +1,29 @@
 /**
- * Property tests of the ledger through the real Store verbs (issue 5). fast-check drives random sequences
- * of market operations (mints, paid submissions, cancels, priced assignments, starts, chunk settlements,
- * attempt ends, lease expiry, heartbeats, stake, unbonding, slashes, payouts, the clock) on SQLite and on
+ * Property tests of the ledger through the real Store verbs (issues 5 and 11). fast-check drives random
+ * sequences of market operations (mints, paid submissions, cancels, priced assignments, starts, chunk
+ * settlements, attempt ends, lease expiry, heartbeats, stake, unbonding, slashes, payouts, the clock) and of
+ * verification (held pay, replicas: 2, deterministic: false, audit draws, right and wrong results of
+ * executors, auditors and referees, treasury funding, disputes, window closes) on SQLite and on
  * PostgreSQL, and on PostgreSQL batches of them run concurrently through two pools. After every step:
  * per asset every account sums to what was minted (the model: mints − completed payouts) and no account
  * is below zero; a finished job's escrow is empty and its bill never charged more than it held; a
  * provider's wallet shrinks only by the stake deposits and payouts it asked for; stake matches its model
- * and locks. At the end of a run each party's money is conserved exactly. Expected refusals (each verb's
- * own codes) are fine; any other error fails the property. Every run gets a fresh database.
+ * (deposits − unbonds − slashes, penalties included) and locks; a wrong result never passes a check and a
+ * right one is never penalized; a penalty slashes min(stake, 20 × charge), never more than the stake; a
+ * step that is over leaves its escrows, pending pay and bond at 0. At the end of a run each party's money
+ * (buyers, providers with their held pay, the treasury) is conserved exactly. Expected refusals (each
+ * verb's own codes) are fine; any other error fails the property. Every run gets a fresh database.
  *
  * The pieces live in ./ledger-property/: world.ts (parties, nodes, menus), commands.ts (the commands and
- * their arbitraries), job-verbs.ts / money-verbs.ts / execute.ts (carrying them out), model.ts (the
- * reference model), bill.ts / checks.ts (the invariants), runner.ts / batches.ts / properties.ts (the
- * runs), stores.ts (a fresh database per run), races.ts / gang-race.ts (targeted PostgreSQL races).
+ * their arbitraries), job-verbs.ts / money-verbs.ts / verify-verbs.ts / execute.ts (carrying them out),
+ * model.ts (the reference model), bill.ts / checks.ts / verify-checks.ts (the invariants), runner.ts /
+ * batches.ts / properties.ts (the runs), lease-fees.ts / verify-run.ts (fixed runs), stores.ts (a fresh
+ * database per run), races.ts / gang-race.ts (targeted PostgreSQL races).
  */
 import { after, before, describe, test } from 'node:test';
 import { requirePostgres, tempDir } from '@gpux/testing';
 import { checkGangMembersEndingAtOnce } from './ledger-property/gang-race.js';
-import { checkRandomBatches, checkRandomSequences } from './ledger-property/properties.js';
+import { checkLyingDisputeReferee, checkRandomBatches, checkRandomSequences } from './ledger-property/properties.js';
 import { checkConcurrentSubmissions, checkUnbondingRacingAssignment } from './ledger-property/races.js';
 import { PostgresRuns, sqliteRuns } from './ledger-property/stores.js';
 
@@ -26,6 +32,11 @@ describe('ledger properties on SQLite', () => {
   after(() => dir.cleanup());
 
   test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, sqliteRuns(dir.path), 30));
+
+  // todo until the engine fixes it (see verify-run.ts LYING_REFEREE_RUN): it runs and reports, but does not fail the suite.
+  test('sqlite: one lying referee of a false dispute never convicts an honest node', { todo: 'engine: a dispute is decided by a single referee vote' }, () =>
+    checkLyingDisputeReferee(sqliteRuns(dir.path)),
+  );
 });
 
 describe('ledger properties on PostgreSQL', requirePostgres(), () => {
@@ -33,7 +44,7 @@ describe('ledger properties on PostgreSQL', requirePostgres(), () => {
   before(() => postgres.start());
   after(() => postgres.stop());
 
-  test('postgres: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, postgres.open, 15));
+  test('postgres: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, postgres.open, 12));
 
   test('postgres: random batches of concurrent operations keep the ledger balanced after every batch', (t) => checkRandomBatches(t, postgres.open, 20));
 

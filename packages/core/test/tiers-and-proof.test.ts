@@ -131,6 +131,10 @@ describe('the proof-of-hardware score in the scheduler', () => {
     assert.equal(index.get('n')?.provenScore, 1.3);
     index.upsertNode({ ...node('n'), proof: proof({ state: 'failed', score: 1.3, reason: 'too slow for the class' }) });
     assert.equal(index.get('n')?.provenScore, null);
+    index.setProof('n', proof({ score: 1.5 }));
+    assert.equal(index.get('n')?.provenScore, 1.5, 'a verdict the index learns from the store carries the score too');
+    index.setProof('n', undefined);
+    assert.equal(index.get('n')?.provenScore, null);
   });
 });
 

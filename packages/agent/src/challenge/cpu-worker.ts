@@ -32,7 +32,7 @@ function run(a: ChallengeAssignment, receivedAt: number): ChallengeGpuDigests[] 
       else digestInto(gpu, p, c, false); // too big to keep: digest now (the hashing then counts as compute)
     }
     const computeMs = performance.now() - began;
-    products.forEach((c, p) => digestInto(gpu, p, c, true));
+    for (const [p, c] of products.entries()) digestInto(gpu, p, c, true);
     const digests = Array.from({ length: a.products }, (_, p) => merkleRoot(kept.get(`${gpu}/${p}`)!.layers));
     out.push({ index: gpu, digests, computeMs, totalMs: 0 });
   }

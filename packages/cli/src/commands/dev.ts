@@ -68,6 +68,9 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       // One provider registers every dev node at once: its registration budget and node cap fit the fleet.
       registerRatePerMin: Math.max(30, 2 * (flags.simulatedNodes + 1)),
       maxNodesPerProvider: Math.max(1000, flags.simulatedNodes + 1),
+      // Simulated nodes claim GPUs they do not have and could never pass the proof-of-hardware challenge:
+      // a dev network skips it unless GPUX_CHALLENGE says otherwise.
+      ...(io.env.GPUX_CHALLENGE === undefined && { challenge: 'off' as const }),
     });
     mkdirSync(config.dataDir, { recursive: true });
     const coord = await startCoordinator(config).catch((err: unknown) => {

@@ -82,7 +82,7 @@ export function proofLine(n: NodeView): string {
     case 'failed':
       return `failed${p.reason ? `: ${p.reason}` : ''}; dispatch blocked until a challenge passes (no stake is slashed)${next}`;
     case 'skipped':
-      return 'skipped: a private cluster (GPUX_MARKET=off) that does not require the challenge; nothing about its hardware is proven';
+      return 'skipped: this coordinator does not require the challenge (GPUX_CHALLENGE=off, the default of a private GPUX_MARKET=off cluster); nothing about its hardware is proven';
     case 'unproven':
       return `not proven yet: the challenge is issued at registration${blocked}${next}`;
   }

@@ -16,8 +16,8 @@ import {
   challengeSizing,
   challengeTolerance,
   challengeVerdict,
-  checkRevealedBlocks,
   chooseReveals,
+  computeLimitMs,
   GpuxError,
   type NewChallenge,
   type NodeRecord,
@@ -28,6 +28,7 @@ import {
 } from '@gpux/core';
 import { type ChallengeAssignment, type ChallengeDigestsRequest, type ChallengeDigestsResponse, type ChallengeRevealRequest, type ChallengeVerdict, MAX_REVEALS } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
+import { checkRevealOffThread } from './challenge-check.js';
 
 /** How long after its digests a node has to post the reveal (a few MiB at most; MAX_REVEALS blocks). */
 export const REVEAL_GRACE_MS = 60_000;
@@ -64,7 +65,7 @@ export function sizingFor(rt: Runtime, node: NodeRecord): ChallengeSizing {
   // The deadline follows the overridden tolerance, as challengeSizing computes it.
   const tolerance = toleranceOf(rt, s.classKey);
   const hashBytes = Math.max(1, node.advertisement.gpus.length) * s.products * 4 * s.n * s.n;
-  return { ...s, tolerance, deadlineMs: Math.ceil(s.expectedComputeMs * tolerance.maxSlowdown + tolerance.startupMs + hashBytes / tolerance.hashBytesPerMs) };
+  return { ...s, tolerance, deadlineMs: Math.ceil(computeLimitMs(s.expectedComputeMs, tolerance) + tolerance.startupMs + hashBytes / tolerance.hashBytesPerMs) };
 }
 
 function newChallenge(rt: Runtime, node: NodeRecord, now: number, resetProof: boolean): NewChallenge {
@@ -165,7 +166,7 @@ function checkDigestsShape(c: ChallengeRecord, body: ChallengeDigestsRequest): v
 /** POST /v1/agent/challenges/:id/digests: record them before the deadline and name the blocks to reveal. */
 export async function postDigests(rt: Runtime, nodeId: string, id: string, body: ChallengeDigestsRequest): Promise<ChallengeDigestsResponse> {
   const c = await ownChallenge(rt, nodeId, id);
-  if (c.state !== 'pending') throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}: its digests were ${c.state === 'digested' ? 'already recorded; post the reveal' : 'already judged'}`);
+  if (c.state !== 'pending') throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}${c.reason ? ` (${c.reason})` : ''}: ${c.state === 'digested' ? 'its digests are recorded; post the reveal' : 'it is over; the next challenge comes in a heartbeat response'}`);
   checkDigestsShape(c, body);
   const now = rt.clock.now();
   // Drawn only now, after the digests are in: the node could not know which blocks it must hold.
@@ -198,13 +199,13 @@ function nextRecheckAt(rt: Runtime, now: number): number {
 export async function postReveal(rt: Runtime, nodeId: string, id: string, body: ChallengeRevealRequest): Promise<ChallengeVerdict> {
   const c = await ownChallenge(rt, nodeId, id);
   if (c.state !== 'digested' || !c.reveal || !c.digests || c.digestedAt === null) {
-    throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}: ${c.state === 'pending' ? 'post its digests first' : 'it was already judged'}`);
+    throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}${c.reason ? ` (${c.reason})` : ''}: ${c.state === 'pending' ? 'post its digests first' : 'it is over; the next challenge comes in a heartbeat response'}`);
   }
   checkRevealShape(c.reveal, body);
   const node = await rt.store.getNode(nodeId);
   if (!node) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
   const now = rt.clock.now();
-  const verdict = judge(rt, c, node, body, now);
+  const verdict = await judge(rt, c, node, body, now);
   const { node: after } = await rt.store.recordChallengeVerdict({
     challengeId: c.id,
     nodeId,
@@ -236,9 +237,9 @@ function checkRevealShape(asked: readonly RevealChoice[], body: ChallengeRevealR
   if (seen.size !== want.size) throw invalid(`${want.size - seen.size} of the ${want.size} blocks asked for are missing`, 'blocks');
 }
 
-function judge(rt: Runtime, c: ChallengeRecord, node: NodeRecord, body: ChallengeRevealRequest, now: number) {
+async function judge(rt: Runtime, c: ChallengeRecord, node: NodeRecord, body: ChallengeRevealRequest, now: number) {
   const digests = new Map((c.digests ?? []).map((g) => [g.index, g.digests] as const));
-  const checks = checkRevealedBlocks({ seedHex: c.seed, n: c.n, rowBlock: c.rowBlock, digests, requested: c.reveal ?? [], blocks: body.blocks, random: rt.random });
+  const checks = await checkRevealOffThread({ seedHex: c.seed, n: c.n, rowBlock: c.rowBlock, digests, requested: c.reveal ?? [], blocks: body.blocks }, rt.random);
   const classes = new Map(gpuClasses(node).map((g) => [g.index, g.classKey]));
   const hb = rt.config.heartbeatIntervalMs;
   const verdict = challengeVerdict({

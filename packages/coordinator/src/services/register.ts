@@ -86,7 +86,8 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
   rt.offlineNodes.delete(nodeId);
   // Proof of hardware: challenge it (provider-wide) unless proven for this advertisement; off: 'skipped'.
-  await afterRegister(rt, before, node);
+  // The node is registered either way: if this fails, the challenge loop issues it on its next pass.
+  await afterRegister(rt, before, node).catch((err: unknown) => rt.logger.error({ err, nodeId }, 'issuing the proof-of-hardware challenge failed'));
   rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length, enrollmentId: enrollment.id }, 'node registered');
   rt.scheduling.kick();
   return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };

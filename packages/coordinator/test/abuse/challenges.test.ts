@@ -24,7 +24,7 @@ describe('abuse: proof-of-hardware challenges', () => {
       nodeOfflineAfterMs: 60_000,
       expiryPassIntervalMs: 100,
       challengeRetryMs: 60_000,
-      challengeSizing: { n: 128, maxProducts: 4, tolerance: { startupMs: 1500 } },
+      challengeSizing: { n: 128, maxProducts: 4, tolerance: { startupMs: 1500, warmupMs: 100 } },
     });
   });
   after(() => h.close());

@@ -75,10 +75,11 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
     return { ...a, price: a.price };
   };
   for (const [i, t] of transfers.entries()) {
-    const legs = new Map(t.postings.map((p) => [p.account, p.amount]));
-    assert.equal(legs.size, t.postings.length, `${what}: one posting per account in ${t.kind}`);
-    // Only a penalty's slash moves the stake's asset (USDC) in a job of another asset.
-    for (const p of t.postings) if (!p.account.startsWith('stake:')) assert.equal(p.asset, asset, `${what}: ${t.kind} in the job's asset`);
+    assert.equal(new Set(t.postings.map((p) => `${p.account}|${p.asset}`)).size, t.postings.length, `${what}: one posting per account and asset in ${t.kind}`);
+    // Only a penalty's slash moves the stake's asset (USDC) in a job of another asset: its legs are read below.
+    const penalty = t.kind === 'slash' || t.kind === 'pay.forfeit';
+    if (!penalty) for (const p of t.postings) assert.equal(p.asset, asset, `${what}: ${t.kind} in the job's asset`);
+    const legs = new Map(t.postings.filter((p) => p.asset === asset).map((p) => [p.account, p.amount]));
     const out = -(legs.get(escrow) ?? 0);
     const only = (expected: [string, number][], why: string) => assert.deepEqual(legs, new Map(expected), `${what}: ${t.kind} ${t.id} ${why}`);
     switch (t.kind) {
@@ -157,6 +158,7 @@ export async function checkBill(run: Run, store: Store, job: JobRecord): Promise
         const a = attemptOf(t.attemptId, `${t.kind} ${t.id}`);
         assert.ok(run.lies.has(a.id), `${what}: ${t.kind} ${t.id} penalizes ${a.id} on ${a.nodeId}, whose result was right (an honest node penalized)`);
         const stakeLeg = t.postings.find((p) => p.account === ACCOUNTS.stake(a.nodeId));
+        if (stakeLeg) assert.equal(stakeLeg.asset, 'usdc', `${what}: the stake is USDC`);
         const payLeg = legs.get(ACCOUNTS.pending(a.id)) ?? 0;
         assert.equal(t.kind === 'slash', (stakeLeg?.amount ?? 0) < 0, `${what}: a slash transfer takes stake, a forfeit none`);
         for (const p of t.postings) {

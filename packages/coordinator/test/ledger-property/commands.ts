@@ -180,7 +180,8 @@ const verifyArb: fc.Arbitrary<Cmd[]> = fc
   .map(({ submit, verify, work, lies, tail, job }): Cmd[] => {
     // Each work's result a lie as drawn for its place (executor, audit, referees).
     const runs = work.map((w, i) => w.map((c): Cmd => (c.t === 'finish' ? { ...c, lie: lies[i] ?? false } : c)));
-    return [{ ...submit, nodes: 1, verify }, ...runs.flat(), ...tail.map((c) => (c.t === 'dispute' ? { ...c, job } : c))];
+    // The dispute (when drawn) is of this job (−1: the newest verified job) or of the k-th.
+    return [{ ...submit, nodes: 1, verify }, ...runs.flat(), ...tail.map((c) => (c.t === 'dispute' ? { ...c, job: job % 2 === 0 ? -1 : job } : c))];
   });
 
 /** A run's commands: single ones, chunks of work and verified jobs' lives, flattened. */

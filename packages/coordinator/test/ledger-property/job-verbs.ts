@@ -154,9 +154,14 @@ export const jobVerbs: Verbs<JobVerb> = {
     if (!a) return 'skip';
     // A committed result (exit code and digest) other than the job's one true result (DIGEST, exit 0) is
     // wrong: a lie, or a failure with an exit code (each wrong result its own digest: liars never agree).
-    const committed = cmd.outcome === 'succeeded' || cmd.outcome === 'failed';
-    const wrong = committed && (cmd.lie || cmd.outcome === 'failed');
-    const report = finishReport(a.id, a.nodeId, cmd.outcome, 1_000, now, { digest: wrong ? wrongDigest(a.id) : DIGEST, draw: cmd.draw });
+    // A dispute's referee never reports a wrong result unless the run plays the known gap (verify-run.ts
+    // LYING_REFEREE_RUN): one lying referee convicts an honest node, which the property would report each time.
+    const m = run.jobs.get(a.jobId);
+    const honest = m?.kind === 'referee' && run.disputes.has(m.rootId) && !run.lyingDisputeReferees;
+    const outcome = honest && cmd.outcome === 'failed' ? 'crashed' : cmd.outcome;
+    const committed = outcome === 'succeeded' || outcome === 'failed';
+    const wrong = committed && ((cmd.lie && !honest) || outcome === 'failed');
+    const report = finishReport(a.id, a.nodeId, outcome, 1_000, now, { digest: wrong ? wrongDigest(a.id) : DIGEST, draw: cmd.draw });
     const active = a.state === 'assigned' || a.state === 'running';
     const r = await refusable(store.finishAttempt(report, decide), ['CONFLICT']);
     if (run.sequential) {
@@ -173,7 +178,7 @@ export const jobVerbs: Verbs<JobVerb> = {
       run.lies.add(a.id);
       run.liars.add(a.nodeId);
     }
-    return r.ok ? `${a.id} ${cmd.outcome} → job ${r.value.job.state}${r.value.duplicate ? ' (duplicate)' : ''}` : `${a.id} ${r.code}`;
+    return r.ok ? `${a.id} ${outcome}${wrong ? ' (wrong)' : ''} → job ${r.value.job.state}${r.value.duplicate ? ' (duplicate)' : ''}` : `${a.id} ${r.code}`;
   },
 
   async heartbeat(run, store, cmd) {

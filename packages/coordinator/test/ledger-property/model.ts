@@ -74,6 +74,8 @@ export class Run {
   readonly treasuryFunded: Record<Asset, number> = { usdc: 0, credit: 0 };
   /** replicas: 2 → the replica run's id → its hold, taken at submission (the run is written when the job ends with a result). */
   readonly replicaHolds = new Map<string, { rootId: string; held: number }>();
+  /** Whether a dispute's referee may lie (only the run that shows the engine's gap; see verify-run.ts). */
+  lyingDisputeReferees = false;
   /** The kind of the command the step ran (sequential runs); undefined for a concurrent batch. */
   lastCommand: string | undefined = undefined;
   /** Each step's label as last seen (the coverage counters count each change). */

@@ -11,7 +11,7 @@ import { LEASE_LOSS_FUNDING, LEASE_LOSS_RUN } from './lease-fees.js';
 import { cmdArb, cmdsArb, fundingArb } from './commands.js';
 import { runBatches, runSequence } from './runner.js';
 import type { OpenRun } from './stores.js';
-import { VERIFY_FUNDING, VERIFY_RUN } from './verify-run.js';
+import { LYING_REFEREE_RUN, VERIFY_FUNDING, VERIFY_RUN } from './verify-run.js';
 import { runs, sum } from './world.js';
 
 type TestContext = { diagnostic(m: string): void };
@@ -94,4 +94,17 @@ export async function checkRandomBatches(t: TestContext, open: OpenRun, numRuns:
   );
   // Jobs get running in the sequential prefixes and the batches; the batches race on money.
   reportCoverage(t, stats, [...PIPELINE.map((w) => [w, `prefix ${w}`]), 'submit ok', 'assign ok', 'stake ok', 'payout ok', 'settle ok']);
+}
+
+/**
+ * The known gap (issue 11): a false dispute decided by one lying referee convicts an honest node. Fails until
+ * the engine asks a dispute's contradicting referee for a second, agreeing one (as an audit mismatch does).
+ */
+export async function checkLyingDisputeReferee(open: OpenRun): Promise<void> {
+  const h = await open();
+  try {
+    await runSequence(h.stores[0] as Store, VERIFY_FUNDING, LYING_REFEREE_RUN, new Map(), { lyingDisputeReferees: true });
+  } finally {
+    await h.done();
+  }
 }

@@ -36,8 +36,15 @@ async function runCommands(run: Run, store: Store, cmds: readonly Cmd[], tag: st
 }
 
 /** Interpret `cmds` one at a time, checking after each. */
-export async function runSequence(store: Store, funding: readonly number[], cmds: readonly Cmd[], stats: Map<string, number>): Promise<void> {
+export async function runSequence(
+  store: Store,
+  funding: readonly number[],
+  cmds: readonly Cmd[],
+  stats: Map<string, number>,
+  o: { lyingDisputeReferees?: boolean } = {},
+): Promise<void> {
   const run = new Run(true, stats);
+  run.lyingDisputeReferees = o.lyingDisputeReferees ?? false;
   await withLog(run, async () => {
     await setup(run, store, funding);
     await checkStep(run, store);

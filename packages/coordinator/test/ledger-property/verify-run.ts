@@ -70,3 +70,19 @@ export const VERIFY_RUN: readonly Cmd[] = [
   { t: 'advance', ms: 700_000 },
   { t: 'close', limit: 10 },
 ];
+
+/**
+ * A false dispute decided by one lying referee (issue 11 finding, see the report): node-0's result is right,
+ * the buyer disputes it, and the dispute's single referee run reports a wrong digest. The engine upholds
+ * the dispute on that one vote and convicts node-0 (pay forfeited, stake slashed, banned): an honest node
+ * penalized. Kept as a fixed run the property test plays once the engine asks a dispute for a quorum.
+ */
+export const LYING_REFEREE_RUN: readonly Cmd[] = [
+  ...[0, 1, 2, 3, 4].map((node): Cmd => ({ t: 'stake', node, pct: 50, wrongOwner: false })),
+  // The treasury is empty: node-0's result is unaudited (the audit budget), so it can be disputed.
+  submit('held'),
+  ...runOn(0),
+  { t: 'fund', asset: 'usdc', amount: 40_000_000 },
+  { t: 'dispute', job: 0, pct: 5 },
+  ...runOn(3, { lie: true }),
+];

@@ -18,10 +18,10 @@ export const verifyVerbs: Verbs<VerifyVerb> = {
     return `treasury +${cmd.amount} ${cmd.asset}`;
   },
 
-  /** The buyer of the k-th verified job disputes it with a bond of pct % of its wallet (0: no bond, refused). */
+  /** The buyer of the k-th verified job (−1: the newest) disputes it with a bond of pct % of its wallet (0: no bond, refused). */
   async dispute(run, store, cmd) {
     const verified = byId([...run.jobs.values()].filter((j) => j.kind === 'buyer' && j.holdPay));
-    const m = at(verified, cmd.job);
+    const m = cmd.job < 0 ? verified.at(-1) : at(verified, cmd.job);
     if (!m) return 'skip';
     const v = await store.getVerification(m.id);
     const wallet = await store.getBalance(ACCOUNTS.wallet(m.buyerId), m.payment.asset);

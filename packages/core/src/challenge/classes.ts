@@ -72,16 +72,23 @@ export interface ChallengeTolerance {
   maxSlowdown: number;
   /** Runner start-up (python + torch import + CUDA context, or a worker thread) and the heartbeat round trip. */
   startupMs: number;
+  /** Added to the compute limit: first-call costs inside the timed part (JIT warm-up, cuBLAS handle and kernel load). */
+  warmupMs: number;
   /** Host bytes/ms the digests may be hashed at (the torch runner hashes with a thread pool). */
   hashBytesPerMs: number;
 }
 
-export const GPU_TOLERANCE: ChallengeTolerance = { maxSlowdown: 2.5, startupMs: 20_000, hashBytesPerMs: 4e6 };
+export const GPU_TOLERANCE: ChallengeTolerance = { maxSlowdown: 3, startupMs: 20_000, warmupMs: 1500, hashBytesPerMs: 4e6 };
 /** CPUs vary far more than GPUs of one class, and a CPU proof only shows the node computes correctly: lax. */
-export const CPU_TOLERANCE: ChallengeTolerance = { maxSlowdown: 10, startupMs: 5_000, hashBytesPerMs: 2e5 };
+export const CPU_TOLERANCE: ChallengeTolerance = { maxSlowdown: 10, startupMs: 5_000, warmupMs: 250, hashBytesPerMs: 2e5 };
 
 export function challengeTolerance(classKey: string): ChallengeTolerance {
   return classKey === CPU_CLASS ? CPU_TOLERANCE : GPU_TOLERANCE;
+}
+
+/** The longest compute an honest device may take: expected × maxSlowdown, plus the warm-up allowance. */
+export function computeLimitMs(expectedMs: number, tolerance: ChallengeTolerance): number {
+  return expectedMs * tolerance.maxSlowdown + tolerance.warmupMs;
 }
 
 /** Expected compute time of `products` n × n products on one device of the class (generation folded into the rate). */
@@ -143,7 +150,7 @@ export function challengeSizing(gpus: ReadonlyArray<{ classKey: string; vramMb?:
   const tolerance = challengeTolerance(slowest);
   const expected = expectedComputeMs(slowest, n, products);
   const hashBytes = Math.max(1, gpus.length) * products * 4 * n * n;
-  const deadlineMs = Math.ceil(expected * tolerance.maxSlowdown + tolerance.startupMs + hashBytes / tolerance.hashBytesPerMs);
+  const deadlineMs = Math.ceil(computeLimitMs(expected, tolerance) + tolerance.startupMs + hashBytes / tolerance.hashBytesPerMs);
   return { classKey: slowest, n, products, rowBlock: rowBlockFor(n), expectedComputeMs: expected, deadlineMs, tolerance };
 }
 

@@ -5,7 +5,7 @@
  * deadline, and the score uses the larger of the reported time and what the coordinator's clock allows.
  */
 import type { BlockCheck } from './check.js';
-import { type ChallengeSizing, expectedComputeMs } from './classes.js';
+import { type ChallengeSizing, computeLimitMs, expectedComputeMs } from './classes.js';
 
 /** A score above this is not believed (an estimated row expects half of the vendor peak: 2 is the peak itself). */
 export const MAX_SCORE = 4;
@@ -65,10 +65,10 @@ export function challengeVerdict(input: VerdictInput): ChallengeVerdictResult {
   if (perGpu.length === 0) return failed('no GPU reported timings');
   if (elapsedMs > sizing.deadlineMs) return failed(`timed out: digests after ${fmt(elapsedMs)}, the deadline for ${sizing.classKey} is ${fmt(sizing.deadlineMs)}`);
   for (const g of perGpu) {
-    const limit = g.expectedMs * tol.maxSlowdown;
+    const limit = computeLimitMs(g.expectedMs, tol);
     if (g.judgedMs > limit) {
       const cls = input.gpus.find((x) => x.index === g.index)!.classKey;
-      return failed(`too slow for ${cls}: GPU ${g.index} computed in ${fmt(g.judgedMs)}, the class allows ${fmt(limit)} (${tol.maxSlowdown} × ${fmt(g.expectedMs)})`);
+      return failed(`too slow for ${cls}: GPU ${g.index} computed in ${fmt(g.judgedMs)}, the class allows ${fmt(limit)} (${tol.maxSlowdown} × ${fmt(g.expectedMs)} + ${fmt(tol.warmupMs)})`);
     }
   }
   const score = Math.min(...perGpu.map((g) => g.score));

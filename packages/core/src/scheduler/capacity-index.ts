@@ -245,6 +245,9 @@ export class CapacityIndex {
     const n = this.nodes.get(nodeId);
     if (!n) return;
     n.proofBlock = this.proofBlockOf(proof);
+    // The measured score feeds the performance score (scores.ts): recomputed on the next look.
+    n.provenScore = provenScoreOf({ proof });
+    n.cache.at = Number.NEGATIVE_INFINITY;
     this.setSchedulable(nodeId, n.status === 'online' && n.adminState === 'active' && n.proofBlock === null);
   }
 

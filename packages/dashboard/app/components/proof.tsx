@@ -15,7 +15,7 @@ const STATE_TEXT: Record<NonNullable<NodeView['proof']>['state'], string> = {
   challenging: 'Challenge in progress: no market job until it passes',
   unproven: 'Not proven yet: the challenge is issued at registration',
   failed: 'Failed: dispatch blocked until a challenge passes (no stake is slashed)',
-  skipped: 'Skipped: a private cluster (GPUX_MARKET=off) that does not require the challenge; nothing about its hardware is proven',
+  skipped: 'Skipped: this coordinator does not require the challenge (GPUX_CHALLENGE=off, the default of a private cluster); nothing about its hardware is proven',
 };
 
 const TIER_TEXT: Record<NonNullable<NodeView['tier']>, string> = {

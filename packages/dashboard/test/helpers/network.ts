@@ -49,9 +49,21 @@ export async function startNetwork(opts: NetworkOptions = {}): Promise<Network> 
   };
   try {
     // The market is on unless asked otherwise, so the tests exercise escrow, prices and bills; devMint funds accounts.
+    // No proof-of-hardware challenge: simulated nodes claim GPUs they do not have, so they could never pass one
+    // (the challenge has its own tests); their proof state is 'skipped', which the node page shows as such.
     const config = loadCoordinatorConfig(
       {},
-      { dataDir: join(dir.path, 'coord'), host: '127.0.0.1', port: 0, logLevel: 'silent', heartbeatIntervalMs: 1000, devMint: true, marketEpochMs: MARKET_EPOCH_MS, market: opts.market ?? true },
+      {
+        dataDir: join(dir.path, 'coord'),
+        host: '127.0.0.1',
+        port: 0,
+        logLevel: 'silent',
+        heartbeatIntervalMs: 1000,
+        devMint: true,
+        marketEpochMs: MARKET_EPOCH_MS,
+        market: opts.market ?? true,
+        challenge: 'off',
+      },
     );
     const coord = await startCoordinator(config);
     cleanups.push(() => coord.close());

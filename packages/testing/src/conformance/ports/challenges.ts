@@ -109,7 +109,7 @@ export function challengeTests(open: OpenStore): void {
   test('dueChallengeNodes: re-checks whose time came and nodes not proven, live and without an open challenge; liveNodesOfProvider', () =>
     withStore(open, async (store) => {
       const e = { id: 'enr-1', accountId: 'prov-1' };
-      await store.createEnrollment({ id: e.id, hash: 'e'.repeat(64), accountId: e.accountId, name: 'n', maxNodes: null, createdAt: T0, expiresAt: null });
+      await store.createEnrollment({ id: e.id, hash: 'e'.repeat(64), accountId: e.accountId, name: 'n', maxNodes: null, createdAt: T0, expiresAt: null, revokedAt: null });
       await enroll(store, 'node-a', T0, e, { uuid: 'GPU-a' });
       await enroll(store, 'node-b', T0, e, { uuid: 'GPU-b' });
       await register(store, 'node-c', T0);

@@ -1,0 +1,78 @@
+/**
+ * The agent loop and the challenge (issue 12): a challenge in a heartbeat response is computed beside the loops
+ * (heartbeats keep going), once however often the heartbeat repeats it, then digests, reveal and verdict.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { systemClock } from '@gpux/core';
+import type { ChallengeAssignment, NodeAdvertisementInput } from '@gpux/protocol';
+import type { CoordinatorClient } from '../src/coordinator-client.js';
+import { CpuChallengeRunner, SimulatedExecutor, seededRandom, silentLogger } from '../src/index.js';
+import { NodeAgent } from '../src/loop/node-agent.js';
+import { assignment, CheckingCoordinator } from './challenge-helpers.js';
+
+const advertisement = { hostname: 'h', os: 'linux', arch: 'x64', cpuCores: 2, memoryMb: 4096, gpus: [], executors: ['simulated'], agentVersion: '0' } as unknown as NodeAdvertisementInput;
+
+/** A coordinator that keeps offering the challenge in every heartbeat until the digests arrive. */
+function fakeClient(a: ChallengeAssignment) {
+  const coord = new CheckingCoordinator(a);
+  let heartbeats = 0;
+  let heartbeatsWhileComputing = 0;
+  let digestCalls = 0;
+  const client = {
+    nodeId: 'n-test',
+    register: async () => ({ nodeId: 'n-test', heartbeatIntervalMs: 100, leaseTtlMs: 10_000, serverTime: Date.now() }),
+    heartbeat: async () => {
+      heartbeats++;
+      if (digestCalls === 0 && heartbeats > 1) heartbeatsWhileComputing++;
+      return { cancel: [], heartbeatIntervalMs: 100, serverTime: Date.now(), ...(coord.digests ? {} : { challenge: a }) };
+    },
+    work: async (_wait: number, signal?: AbortSignal) => {
+      await new Promise((r) => {
+        const t = setTimeout(r, 200);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(t);
+          r(undefined);
+        });
+      });
+      return { assignments: [] };
+    },
+    challengeDigests: async (id: string, body: Parameters<CheckingCoordinator['challengeDigests']>[1]) => {
+      digestCalls++;
+      return coord.challengeDigests(id, body);
+    },
+    challengeReveal: (id: string, body: Parameters<CheckingCoordinator['challengeReveal']>[1]) => coord.challengeReveal(id, body),
+  };
+  return { coord, client: client as unknown as CoordinatorClient, stats: () => ({ heartbeats, heartbeatsWhileComputing, digestCalls }) };
+}
+
+describe('agent loop: proof-of-hardware challenge', () => {
+  test('runs the heartbeat’s challenge once, keeps heartbeating while computing, and gets a verdict', async () => {
+    // Big enough to take a few heartbeat intervals on the worker (n = 256: ~60 ms a product here).
+    const a = assignment({ n: 256, products: 12, rowBlock: 16 });
+    const { coord, client, stats } = fakeClient(a);
+    const agent = new NodeAgent({
+      nodeId: 'n-test',
+      client,
+      executor: new SimulatedExecutor(),
+      advertisement,
+      clock: systemClock,
+      random: seededRandom(1),
+      logger: silentLogger,
+      pollWaitMs: 200,
+      gracefulTimeoutMs: 1000,
+      challenge: new CpuChallengeRunner(),
+    });
+    await agent.registerFirst();
+    agent.startLoops();
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!coord.verdict && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(coord.verdict?.outcome, 'passed', coord.verdict?.reason ?? 'no verdict');
+      assert.equal(stats().digestCalls, 1, 'one run however often the heartbeat repeats the challenge');
+      assert.ok(stats().heartbeatsWhileComputing >= 2, `heartbeats went on while computing (${JSON.stringify(stats())})`);
+    } finally {
+      await agent.stop();
+    }
+  });
+});
