@@ -33,8 +33,8 @@ describe('ledger properties on SQLite', () => {
 
   test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, sqliteRuns(dir.path), 30));
 
-  // todo until the engine fixes it (see verify-run.ts LYING_REFEREE_RUN): it runs and reports, but does not fail the suite.
-  test('sqlite: one lying referee of a false dispute never convicts an honest node', { todo: 'engine: a dispute is decided by a single referee vote' }, () =>
+  // verify-run.ts LYING_REFEREE_RUN: a dispute needs 2 agreeing referees (core verification-step.ts DISPUTE_QUORUM).
+  test('sqlite: one lying referee of a false dispute never convicts an honest node', () =>
     checkLyingDisputeReferee(sqliteRuns(dir.path)),
   );
 });

@@ -186,12 +186,13 @@ describe('checker step: audits', () => {
 
 describe('checker step: disputes', () => {
   const disputed = (checks: StepCheck[]) => snap(checks, { state: 'refereeing', disputed: true, reason: 'sampled-out' });
-  it("the dispute's referee is checked against the executor: agreement rejects the dispute, disagreement upholds it", () => {
+  it("each dispute referee is checked against the executor; 2 agreeing reject the dispute, 2 disagreeing uphold it, one alone decides nothing", () => {
     assert.deepEqual(advanceVerification(disputed([ref('d1', R('other'), true)]))?.queueCheckers, [['executor', 'd1']]);
-    const rejected = advanceVerification(disputed([ref('d1', R('other'), true), chk('c1', 'executor', 'd1', 0)]));
+    assert.equal(advanceVerification(disputed([ref('d1', R('other'), true), chk('c1', 'executor', 'd1', 2)]))?.queueReferees, 1, 'one disagreeing referee cannot convict');
+    const rejected = advanceVerification(disputed([ref('d1', R('other'), true), chk('c1', 'executor', 'd1', 0), ref('d2', R('other2'), true), chk('c2', 'executor', 'd2', 0)]));
     assert.equal(rejected?.dispute, 'rejected');
     assert.equal(rejected?.label, 'dispute-rejected');
-    const upheld = advanceVerification(disputed([ref('d1', R('other'), true), chk('c1', 'executor', 'd1', 2)]));
+    const upheld = advanceVerification(disputed([ref('d1', R('other'), true), chk('c1', 'executor', 'd1', 2), ref('d2', R('other2'), true), chk('c2', 'executor', 'd2', 1)]));
     assert.equal(upheld?.dispute, 'upheld');
     assert.equal(upheld?.executor, 'wrong');
   });

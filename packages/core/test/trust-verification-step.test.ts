@@ -95,16 +95,20 @@ describe('verification step: audits', () => {
 
 describe('verification step: disputes', () => {
   const d = (checks: StepCheck[]) => snap(checks, { state: 'refereeing', disputed: true, reason: 'sampled-out' });
-  it('a referee matching the node rejects the dispute; one contradicting it upholds it', () => {
+  it('2 referees matching the node reject the dispute; 2 agreeing on another result uphold it; one alone decides nothing', () => {
     assert.equal(advanceStep(d([ref('d1', running, true)])), null);
-    const rejected = advanceStep(d([ref('d1', R('good'), true)]));
+    assert.equal(advanceStep(d([ref('d1', R('good'), true)]))?.queueReferees, 1, 'one matching referee: another one');
+    assert.equal(advanceStep(d([ref('d1', R('other'), true)]))?.queueReferees, 1, 'one lying referee cannot convict');
+    const rejected = advanceStep(d([ref('d1', R('other'), true), ref('d2', R('good'), true), ref('d3', R('good'), true)]));
     assert.equal(rejected?.dispute, 'rejected');
     assert.equal(rejected?.label, 'dispute-rejected');
     assert.equal(rejected?.executor, 'pass');
-    const upheld = advanceStep(d([ref('d1', R('other'), true)]));
+    const upheld = advanceStep(d([ref('d1', R('other'), true), ref('d2', R('other'), true)]));
     assert.equal(upheld?.dispute, 'upheld');
     assert.equal(upheld?.label, 'wrong-result');
     assert.equal(upheld?.executor, 'wrong');
+    const split = advanceStep(d([ref('d1', R('x'), true), ref('d2', R('y'), true), ref('d3', R('good'), true), ref('d4', R('z'), true)]));
+    assert.equal(split?.dispute, 'void', 'no 2 agreeing within the bound: void, the bond returns');
   });
 
   it('referees without a result are replaced, then the dispute is void and the window label returns', () => {

@@ -154,8 +154,8 @@ export const jobVerbs: Verbs<JobVerb> = {
     if (!a) return 'skip';
     // A committed result (exit code and digest) other than the job's one true result (DIGEST, exit 0) is
     // wrong: a lie, or a failure with an exit code (each wrong result its own digest: liars never agree).
-    // A dispute's referee never reports a wrong result unless the run plays the known gap (verify-run.ts
-    // LYING_REFEREE_RUN): one lying referee convicts an honest node, which the property would report each time.
+    // A dispute's referee reports a wrong result only in the fixed run that plays it (verify-run.ts
+    // LYING_REFEREE_RUN: one lying referee cannot decide a dispute, the quorum is 2).
     const m = run.jobs.get(a.jobId);
     const honest = m?.kind === 'referee' && run.disputes.has(m.rootId) && !run.lyingDisputeReferees;
     const outcome = honest && cmd.outcome === 'failed' ? 'crashed' : cmd.outcome;

@@ -35,14 +35,14 @@ async function runCommands(run: Run, store: Store, cmds: readonly Cmd[], tag: st
   }
 }
 
-/** Interpret `cmds` one at a time, checking after each. */
+/** Interpret `cmds` one at a time, checking after each; the run's model for the caller's own checks. */
 export async function runSequence(
   store: Store,
   funding: readonly number[],
   cmds: readonly Cmd[],
   stats: Map<string, number>,
   o: { lyingDisputeReferees?: boolean } = {},
-): Promise<void> {
+): Promise<Run> {
   const run = new Run(true, stats);
   run.lyingDisputeReferees = o.lyingDisputeReferees ?? false;
   await withLog(run, async () => {
@@ -51,6 +51,7 @@ export async function runSequence(
     await runCommands(run, store, cmds, '');
     await checkEnd(run, store);
   });
+  return run;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * A fixed run of verification (issue 11) the random ones rarely reach, checked after every step like them:
  * node-0 passes its first 10 audits, then its jobs are sampled out (one window closes, one false dispute,
- * one right dispute that convicts it: pay forfeited, stake slashed, banned); a lying auditor is outvoted by
- * two referees and penalized; a replicas: 2 job agrees; a deterministic: false job cannot be disputed.
+ * one right dispute that convicts it: pay forfeited, stake slashed, banned; each dispute decided by two
+ * agreeing referees, core verification-step.ts DISPUTE_QUORUM); a lying auditor is outvoted by two referees
+ * and penalized; a replicas: 2 job agrees; a deterministic: false job cannot be disputed.
  */
 import type { Cmd } from './commands.js';
 import { ASSETS, PARTIES } from './world.js';
@@ -43,15 +44,18 @@ export const VERIFY_RUN: readonly Cmd[] = [
   ...runOn(0, { draw: SAMPLED_OUT }),
   { t: 'advance', ms: 700_000 },
   { t: 'close', limit: 10 },
-  // 11: sampled out; a false dispute: the referee agrees with the node, the bond goes to its provider.
+  // 11: sampled out; a false dispute: two referees (node-3, then node-1: each avoids the operators before it)
+  // agree with the node, the bond goes to its provider.
   submit('held'),
   ...runOn(0, { draw: SAMPLED_OUT }),
   { t: 'dispute', job: 11, pct: 5 },
   ...runOn(3),
-  // 12: sampled out, a wrong result; a right dispute: the referee convicts node-0 (forfeit, slash, ban).
+  ...runOn(3),
+  // 12: sampled out, a wrong result; a right dispute: two referees (node-3, node-1) convict node-0 (forfeit, slash, ban).
   submit('held'),
   ...runOn(0, { lie: true, draw: SAMPLED_OUT }),
   { t: 'dispute', job: 12, pct: 5 },
+  ...runOn(3),
   ...runOn(3),
   // 13: node-1 right, its auditor (node-3) lies; referees on node-2 and node-4 side with node-1.
   submit('held'),
@@ -72,10 +76,11 @@ export const VERIFY_RUN: readonly Cmd[] = [
 ];
 
 /**
- * A false dispute decided by one lying referee (issue 11 finding, see the report): node-0's result is right,
- * the buyer disputes it, and the dispute's single referee run reports a wrong digest. The engine upholds
- * the dispute on that one vote and convicts node-0 (pay forfeited, stake slashed, banned): an honest node
- * penalized. Kept as a fixed run the property test plays once the engine asks a dispute for a quorum.
+ * A false dispute with one lying referee (the issue 11 finding: one referee's vote used to decide a dispute
+ * and convicted an honest node). node-0's result is right, the buyer disputes it, its first referee (node-3)
+ * reports a wrong digest; with no quorum the engine asks a second referee (node-1), honest: one vote each,
+ * still none; the third (node-4, the last operator not yet used) agrees with node-0 too: two agree, the
+ * dispute is rejected, node-0's pay released and the bond goes to its provider (properties.ts checks it).
  */
 export const LYING_REFEREE_RUN: readonly Cmd[] = [
   ...[0, 1, 2, 3, 4].map((node): Cmd => ({ t: 'stake', node, pct: 50, wrongOwner: false })),
@@ -85,4 +90,6 @@ export const LYING_REFEREE_RUN: readonly Cmd[] = [
   { t: 'fund', asset: 'usdc', amount: 40_000_000 },
   { t: 'dispute', job: 0, pct: 5 },
   ...runOn(3, { lie: true }),
+  ...runOn(3),
+  ...runOn(3),
 ];

@@ -12,7 +12,9 @@ import {
   advanceStep,
   agreedLabel,
   CHECKER_FAILED,
+  DISPUTE_QUORUM,
   MAX_AUDIT_REFEREES,
+  MAX_DISPUTE_REFEREES,
   OUTPUTS_NOT_INLINE,
   pendingLabel,
   REFEREE_QUORUM,
@@ -127,23 +129,38 @@ function auditByChecker(s: StepSnapshot): StepPlan | null {
   return plan({ state: 'refereeing', label: pendingLabel(s.reason), queueReferees: 1 });
 }
 
+/**
+ * A dispute of a checker job, decided like the digest path (verification-step.ts advanceDispute): DISPUTE_QUORUM
+ * referee runs the buyer's checker finds agreeing with the node reject it; DISPUTE_QUORUM it finds disagreeing
+ * uphold it; otherwise more referees, up to MAX_DISPUTE_REFEREES, then the dispute is void.
+ */
 function disputeByChecker(s: StepSnapshot): StepPlan | null {
   const referees = s.checks.filter((c) => c.forDispute);
   if (referees.length === 0 || referees.some(running)) return null;
   const ended = referees.filter(hasResult);
-  const last = ended[ended.length - 1];
   // No referee result yet: another referee, or void (as the digest step does).
-  if (!last) return advanceStep(s);
+  if (ended.length === 0) return advanceStep(s);
   const exec: Side = { id: EXECUTOR, result: s.executor, outputs: s.checker?.executorOutputs };
-  const v = pairVerdict(exec, sideOf(last), s.checks);
   const paidChecks = ended.map((c) => c.jobId);
-  if (v === 'pending') return null;
-  if (v === 'unqueued') return plan({ state: 'refereeing', label: 'disputed', queueCheckers: [[EXECUTOR, last.jobId]] });
-  if (v === 'failed' || v === 'uncheckable') {
-    const why = v === 'failed' ? "the buyer's checker ended without a verdict" : "the outputs cannot be handed to the buyer's checker";
-    return plan({ state: 'window', label: windowLabel(s.reason), dispute: 'void', paidChecks, verdict: `the dispute's referee run differs from the node's result and ${why}: the dispute is void and the bond returned` });
+  const unqueued: Array<[string, string]> = [];
+  let agree = 0;
+  let truth: string | undefined;
+  let disagree = 0;
+  for (const r of ended) {
+    const v = pairVerdict(exec, sideOf(r), s.checks);
+    if (v === 'pending') return null;
+    if (v === 'unqueued') unqueued.push([EXECUTOR, r.jobId]);
+    else if (v === 'failed' || v === 'uncheckable') {
+      const why = v === 'failed' ? "the buyer's checker ended without a verdict" : "the outputs cannot be handed to the buyer's checker";
+      return plan({ state: 'window', label: windowLabel(s.reason), dispute: 'void', paidChecks, verdict: `a referee run differs from the node's result and ${why}: the dispute is void and the bond returned` });
+    } else if (v === 'agree') agree++;
+    else {
+      disagree++;
+      truth = resultKey(r.outcome.result);
+    }
   }
-  if (v === 'agree') {
+  if (unqueued.length > 0) return plan({ state: 'refereeing', label: 'disputed', queueCheckers: unqueued });
+  if (agree >= DISPUTE_QUORUM) {
     return plan({
       state: 'passed',
       label: 'dispute-rejected',
@@ -151,17 +168,21 @@ function disputeByChecker(s: StepSnapshot): StepPlan | null {
       executor: 'pass',
       paidChecks,
       dispute: 'rejected',
-      verdict: "a referee run on an independent operator agreed with the node's result according to the buyer's checker: the dispute was false and the bond goes to the node's provider",
+      verdict: `${DISPUTE_QUORUM} referee runs on independent operators agreed with the node's result according to the buyer's checker: the dispute was false and the bond goes to the node's provider`,
     });
   }
-  return plan({
-    state: 'failed',
-    label: 'wrong-result',
-    resolved: true,
-    executor: 'wrong',
-    paidChecks,
-    dispute: 'upheld',
-    truth: resultKey(last.outcome.result),
-    verdict: "a referee run on an independent operator disagreed with the node's committed result according to the buyer's checker: the dispute was right",
-  });
+  if (disagree >= DISPUTE_QUORUM && truth !== undefined) {
+    return plan({
+      state: 'failed',
+      label: 'wrong-result',
+      resolved: true,
+      executor: 'wrong',
+      paidChecks,
+      dispute: 'upheld',
+      truth,
+      verdict: `${DISPUTE_QUORUM} referee runs on independent operators disagreed with the node's committed result according to the buyer's checker: the dispute was right`,
+    });
+  }
+  if (referees.length < MAX_DISPUTE_REFEREES) return plan({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
+  return plan({ state: 'window', label: windowLabel(s.reason), dispute: 'void', paidChecks, verdict: `the dispute's ${referees.length} referee runs reached no quorum by the buyer's checker: the dispute is void and the bond returned` });
 }

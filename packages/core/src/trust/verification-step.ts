@@ -17,8 +17,10 @@ export const DEFAULT_VERIFY_TERMS: Readonly<VerifyTerms> = { disputeWindowMs: 7 
 export const REFEREE_QUORUM = 2;
 /** Referee runs an audit mismatch may take before it is left undecided (unaudited, pay held to the window). */
 export const MAX_AUDIT_REFEREES = 5;
-/** Referee runs a dispute may take when they end without a result, before the dispute is void (bond returned). */
-export const MAX_DISPUTE_REFEREES = 3;
+/** Referee runs that must agree to decide a dispute, either way. */
+export const DISPUTE_QUORUM = 2;
+/** Referee runs a dispute may take before, with no quorum either way, it is void (the bond returned). */
+export const MAX_DISPUTE_REFEREES = 4;
 
 export interface RunResult {
   outputDigest: string;
@@ -191,22 +193,24 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
   return base({ state: 'refereeing', label: pendingLabel(s.reason), queueReferees: 1 });
 }
 
+/**
+ * A dispute is decided like an audit mismatch: by DISPUTE_QUORUM referee runs on independent operators that
+ * agree, with the node's committed result (the dispute was false) or on one other result (it was right). One
+ * lying referee can neither convict an honest node nor cost an honest buyer its bond; referees that settle
+ * nothing within MAX_DISPUTE_REFEREES make the dispute void (the bond returns).
+ */
 function advanceDispute(s: StepSnapshot): StepPlan | null {
   const referees = s.checks.filter((c) => c.forDispute);
   if (referees.length === 0 || referees.some((c) => c.outcome.status === 'running')) return null;
   const ended = referees.filter(hasResult);
-  const last = ended[ended.length - 1];
-  if (!last) {
-    if (referees.length < MAX_DISPUTE_REFEREES) return base({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
-    return base({
-      state: 'window',
-      label: windowLabel(s.reason),
-      dispute: 'void',
-      verdict: `the dispute's ${referees.length} referee runs ended without a result: the dispute is void and the bond returned`,
-    });
+  const executor = resultKey(s.executor);
+  const votes = new Map<string, number>();
+  for (const c of ended) {
+    const k = resultKey(c.outcome.result);
+    votes.set(k, (votes.get(k) ?? 0) + 1);
   }
   const paidChecks = ended.map((c) => c.jobId);
-  if (resultKey(last.outcome.result) === resultKey(s.executor)) {
+  if ((votes.get(executor) ?? 0) >= DISPUTE_QUORUM) {
     return base({
       state: 'passed',
       label: 'dispute-rejected',
@@ -214,18 +218,28 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
       executor: 'pass',
       paidChecks,
       dispute: 'rejected',
-      verdict: "a referee run on an independent operator matched the node's result: the dispute was false and the bond goes to the node's provider",
+      verdict: `${DISPUTE_QUORUM} referee runs on independent operators matched the node's result: the dispute was false and the bond goes to the node's provider`,
     });
   }
+  const truth = [...votes].find(([k, n]) => k !== executor && n >= DISPUTE_QUORUM)?.[0];
+  if (truth !== undefined) {
+    return base({
+      state: 'failed',
+      label: 'wrong-result',
+      resolved: true,
+      executor: 'wrong',
+      paidChecks,
+      dispute: 'upheld',
+      truth,
+      verdict: `${DISPUTE_QUORUM} referee runs on independent operators agreed on a result other than the node's committed one: the dispute was right`,
+    });
+  }
+  if (referees.length < MAX_DISPUTE_REFEREES) return base({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
   return base({
-    state: 'failed',
-    label: 'wrong-result',
-    resolved: true,
-    executor: 'wrong',
-    paidChecks,
-    dispute: 'upheld',
-    truth: resultKey(last.outcome.result),
-    verdict: "a referee run on an independent operator contradicted the node's committed result: the dispute was right",
+    state: 'window',
+    label: windowLabel(s.reason),
+    dispute: 'void',
+    verdict: `the dispute's ${referees.length} referee runs settled nothing (${ended.length} with a result, no ${DISPUTE_QUORUM} agreeing): the dispute is void and the bond returned`,
   });
 }
 

@@ -269,9 +269,9 @@ export function verificationTests(open: OpenStore): void {
       await assertBalanced(store);
     }));
 
-  test('disputes: a false one forfeits the bond to the provider (less the referee run); a right one returns it and convicts the node', () =>
+  test('disputes: decided by 2 agreeing referees; a false one forfeits the bond to the provider (less the referee runs); a right one returns it and convicts the node', () =>
     withStore(open, async (store) => {
-      await world(store, ['a', 'b', 'c']);
+      await world(store, ['a', 'b', 'c', 'd']);
       // Give node-a its 10 passes so a draw of 0.5 samples its jobs out (the window is what a dispute needs).
       for (let i = 0; i < 10; i++) {
         const t = T0 + i * 1_000_000;
@@ -297,9 +297,15 @@ export function verificationTests(open: OpenStore): void {
       assert.equal(ref?.kind, 'referee');
       assert.deepEqual(ref?.avoidProviderIds, ['prov-a']);
       const refAtt = await runOn(store, 'ref-f', 'c', t + 100_000, DIGEST_A);
+      assert.deepEqual([(await step(store, 'job-f')).state, (await step(store, 'job-f')).label], ['refereeing', 'disputed'], 'one referee decides nothing');
+      const ref2 = await lastCheck(store, 'job-f');
+      assert.notEqual(ref2.id, 'ref-f');
+      assert.deepEqual([...(ref2.avoidProviderIds ?? [])].sort(), ['prov-a', 'prov-c'], 'the second referee avoids the node and the first referee');
+      const ref2Att = await runOn(store, ref2.id, 'd', t + 110_000, DIGEST_A);
       const f = await step(store, 'job-f');
       assert.deepEqual([f.state, f.label], ['passed', 'dispute-rejected']);
-      const refCost = (await store.listAttempts('ref-f')).find((a) => a.id === refAtt)?.settlement.charged ?? 0;
+      const charged = async (jobId: string, attemptId: string) => (await store.listAttempts(jobId)).find((a) => a.id === attemptId)?.settlement.charged ?? 0;
+      const refCost = (await charged('ref-f', refAtt)) + (await charged(ref2.id, ref2Att));
       assert.equal(await bal(store, ACCOUNTS.bond('job-f')), 0);
       assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), buyerBefore - bond);
       assert.equal(await bal(store, ACCOUNTS.wallet('prov-a')), provBefore + pendingF + bond - Math.min(bond, refCost), 'pay released and the bond less the referee run');
@@ -311,6 +317,8 @@ export function verificationTests(open: OpenStore): void {
       const stakeBefore = await bal(store, ACCOUNTS.stake('node-a'));
       await store.openDispute({ jobId: 'job-r', buyerId: BUYER, reason: 'wrong answer', bond, refereeJobId: 'ref-r', now: t + 270_000 });
       await runOn(store, 'ref-r', 'c', t + 300_000, DIGEST_A);
+      assert.equal((await step(store, 'job-r')).state, 'refereeing', 'one referee cannot convict');
+      await runOn(store, (await lastCheck(store, 'job-r')).id, 'd', t + 310_000, DIGEST_A);
       const r = await step(store, 'job-r');
       assert.deepEqual([r.state, r.label], ['failed', 'wrong-result']);
       const slashed = stakeBefore - (await bal(store, ACCOUNTS.stake('node-a')));
