@@ -31,7 +31,7 @@ export const ROUTES = {
   cancelJob: r({ method: 'POST', path: '/v1/jobs/:id/cancel', auth: 'buyer', summary: 'Cancel a job; a running attempt is stopped within one heartbeat', response: api.CancelJobResponse }),
   jobLogs: r({ method: 'GET', path: '/v1/jobs/:id/logs', auth: 'buyer', summary: 'Log entries of all attempts; long-polls with waitMs', query: api.JobLogsQuery, response: api.JobLogsResponse }),
   explainJob: r({ method: 'GET', path: '/v1/jobs/:id/explain', auth: 'buyer', summary: 'Why a pending job waits: nodes rejected per filter, queue position, what to change', response: api.ExplainJobResponse }),
-  disputeJob: r({ method: 'POST', path: '/v1/jobs/:id/dispute', auth: 'buyer', summary: "Dispute an ended job's result within its dispute window: a bond is held and a referee run on an independent operator decides", body: verification.DisputeRequest, response: verification.DisputeResponse }),
+  disputeJob: r({ method: 'POST', path: '/v1/jobs/:id/dispute', auth: 'buyer', summary: "Dispute an ended job's result within its dispute window: a bond is held and referee runs on independent operators decide (2 must agree)", body: verification.DisputeRequest, response: verification.DisputeResponse }),
   jobResult: r({ method: 'GET', path: '/v1/jobs/:id/result', auth: 'buyer', summary: 'Exit code and output files of the finished job', response: api.JobResultResponse }),
   whoami: r({ method: 'GET', path: '/v1/whoami', auth: 'buyer', summary: 'The account behind the bearer token', response: api.WhoAmIResponse }),
   stats: r({ method: 'GET', path: '/v1/stats', auth: 'buyer', summary: 'Network totals: nodes, GPUs by class (free/busy), jobs by state, placement rate', response: api.StatsResponse }),

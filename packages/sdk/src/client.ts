@@ -151,7 +151,7 @@ export class GpuxClient extends GpuxAccessRoutes {
 
   /**
    * Dispute an ended job's result within its dispute window (`job.verification.windowClosesAt`): a bond is
-   * taken from your wallet and a referee run on an independent operator decides. The bond returns if the
+   * taken from your wallet and referee runs on independent operators decide (2 must agree). The bond returns if the
    * result was wrong and goes to the node if it was not.
    */
   disputeJob(id: string, reason: string, opts: RequestOptions = {}): Promise<RouteResponse<'disputeJob'>> {

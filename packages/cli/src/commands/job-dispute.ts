@@ -1,6 +1,6 @@
 /**
  * `gpux job dispute ID --reason TEXT`: dispute an ended job's result within its dispute window. A bond is
- * taken from the buyer's wallet and a referee run on an independent operator decides: the bond returns if
+ * taken from the buyer's wallet and referee runs on independent operators decide (2 must agree): the bond returns if
  * the result was wrong (and the job's pay with it), and goes to the node's provider if it was not.
  */
 import type { Command } from 'commander';
@@ -17,7 +17,7 @@ export function registerDispute(job: Command, io: Io): void {
     connectionOptions(
       job
         .command('dispute')
-        .description("dispute a job's result within its window: a bond is held, a referee run on another operator decides")
+        .description("dispute a job's result within its window: a bond is held, referee runs on other operators decide (2 must agree)")
         .argument('<id>', 'job id')
         .requiredOption('--reason <text>', `what is wrong with the result, for the record (1-${MAX_REASON} characters)`),
     ),
@@ -31,7 +31,7 @@ export function registerDispute(job: Command, io: Io): void {
         ['job', id],
         ['bond held', `${money(res.bond, res.asset)} (returned if the result was wrong; paid to the node if not)`],
         ['verification', verificationLine(res.verification)],
-        ['next', `a referee run decides; follow it with gpux job get ${id}`],
+        ['next', `referee runs decide (2 must agree); follow it with gpux job get ${id}`],
       ]),
     );
   });

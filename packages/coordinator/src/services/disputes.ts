@@ -1,6 +1,6 @@
 /**
  * A buyer's dispute of a job's result (issue 11, TRUST.md "buyer's dispute found false"): within the job's
- * dispute window the buyer posts a bond (never 0) and a referee run on an independent operator decides. The store's
+ * dispute window the buyer posts a bond (never 0) and referee runs on independent operators decide (2 must agree). The store's
  * openDispute is the authority (it rechecks everything in one transaction); the checks here only turn the
  * common refusals into messages that say what was wrong and what to do.
  */
@@ -23,7 +23,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Why the step cannot be disputed now, in words; null when it can (as far as a read outside the transaction knows). */
 function refusal(id: string, v: VerificationRecord, now: number): string | null {
-  if (v.dispute) return `job ${id} was already disputed at ${iso(v.dispute.at)}; one dispute per job (its referee run decides)`;
+  if (v.dispute) return `job ${id} was already disputed at ${iso(v.dispute.at)}; one dispute per job (its referee runs decide)`;
   if (v.state === 'auditing' || v.state === 'refereeing') {
     return `job ${id} is still being audited (an independent re-run is under way) and may settle the question; dispute after its verdict, while the window is open (until ${iso(v.windowClosesAt)})`;
   }

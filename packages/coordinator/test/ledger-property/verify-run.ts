@@ -44,19 +44,19 @@ export const VERIFY_RUN: readonly Cmd[] = [
   ...runOn(0, { draw: SAMPLED_OUT }),
   { t: 'advance', ms: 700_000 },
   { t: 'close', limit: 10 },
-  // 11: sampled out; a false dispute: two referees (node-3, then node-1: each avoids the operators before it)
+  // 11: sampled out; a false dispute: two referees (node-3, then node-4: each avoids the operators before it)
   // agree with the node, the bond goes to its provider.
   submit('held'),
   ...runOn(0, { draw: SAMPLED_OUT }),
   { t: 'dispute', job: 11, pct: 5 },
   ...runOn(3),
-  ...runOn(3),
-  // 12: sampled out, a wrong result; a right dispute: two referees (node-3, node-1) convict node-0 (forfeit, slash, ban).
+  ...runOn(4),
+  // 12: sampled out, a wrong result; a right dispute: two referees (node-3, node-4) convict node-0 (forfeit, slash, ban).
   submit('held'),
   ...runOn(0, { lie: true, draw: SAMPLED_OUT }),
   { t: 'dispute', job: 12, pct: 5 },
   ...runOn(3),
-  ...runOn(3),
+  ...runOn(4),
   // 13: node-1 right, its auditor (node-3) lies; referees on node-2 and node-4 side with node-1.
   submit('held'),
   ...runOn(1),
@@ -78,8 +78,8 @@ export const VERIFY_RUN: readonly Cmd[] = [
 /**
  * A false dispute with one lying referee (the issue 11 finding: one referee's vote used to decide a dispute
  * and convicted an honest node). node-0's result is right, the buyer disputes it, its first referee (node-3)
- * reports a wrong digest; with no quorum the engine asks a second referee (node-1), honest: one vote each,
- * still none; the third (node-4, the last operator not yet used) agrees with node-0 too: two agree, the
+ * reports a wrong digest; with no quorum the engine asks a second referee (node-4), honest: one vote each,
+ * still none; the third (node-1, the last operator not yet used) agrees with node-0 too: two agree, the
  * dispute is rejected, node-0's pay released and the bond goes to its provider (properties.ts checks it).
  */
 export const LYING_REFEREE_RUN: readonly Cmd[] = [
@@ -90,6 +90,6 @@ export const LYING_REFEREE_RUN: readonly Cmd[] = [
   { t: 'fund', asset: 'usdc', amount: 40_000_000 },
   { t: 'dispute', job: 0, pct: 5 },
   ...runOn(3, { lie: true }),
-  ...runOn(3),
-  ...runOn(3),
+  ...runOn(4),
+  ...runOn(1),
 ];

@@ -25,7 +25,7 @@ export type VerificationLabel =
   | 'sampled-out' // not drawn for audit (with probability p); disputable until the window closes
   | 'not-verifiable' // the job declared deterministic: false: never re-executed, unaudited
   | 'unaudited' // drawn, but no audit could run (no independent node, budget); disputable until the window closes
-  | 'disputed' // the buyer disputed within the window; a referee run decides
+  | 'disputed' // the buyer disputed within the window; referee runs decide (2 must agree)
   | 'dispute-rejected' // the referee agreed with the node; the buyer's bond went to the provider
   | 'wrong-result'; // a referee confirmed the result wrong: pay back to the buyer, the node slashed and banned
 

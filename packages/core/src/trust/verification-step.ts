@@ -271,7 +271,7 @@ export function verificationSummary(v: { state: VerificationState; label: Verifi
       }
       return v.state === 'released' ? `unaudited: no audit could run; the window closed on ${until}` : `unaudited: drawn (${p}) but no audit could run; disputable until ${until}; pay held until then`;
     case 'disputed':
-      return 'disputed by the buyer: a referee run on an independent operator decides; pay and bond held until then';
+      return 'disputed by the buyer: referee runs on independent operators decide (2 must agree); pay and bond held until then';
     case 'dispute-rejected':
       if (v.byChecker) return "dispute rejected: the buyer's checker found a referee run on an independent operator in agreement with the node's result; the bond went to the node's provider";
       return "dispute rejected: a referee run on an independent operator matched the node's result; the bond went to the node's provider";

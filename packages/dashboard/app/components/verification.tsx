@@ -53,7 +53,7 @@ export function VerificationPanel({ v, jobId }: { v: VerificationView; jobId: st
       />
       {disputable ? (
         <p className="muted small">
-          To dispute the result, post a bond: <code>gpux job dispute {jobId} --reason TEXT</code>. A referee run on an independent operator decides.
+          To dispute the result, post a bond: <code>gpux job dispute {jobId} --reason TEXT</code>. Referee runs on independent operators decide (2 must agree).
         </p>
       ) : null}
     </div>
