@@ -30,12 +30,14 @@ import { PostgresRuns, sqliteRuns } from './ledger-property/stores.js';
 describe('ledger properties on SQLite', () => {
   const dir = tempDir('gpux-ledger-property');
   after(() => dir.cleanup());
+  // One opener for the file's SQLite runs: each run a file of its own (a second opener would reuse run-0.db).
+  const open = sqliteRuns(dir.path);
 
-  test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, sqliteRuns(dir.path), 30));
+  test('sqlite: random sequences of market operations keep the ledger balanced after every step', (t) => checkRandomSequences(t, open, 30));
 
   // verify-run.ts LYING_REFEREE_RUN: a dispute needs 2 agreeing referees (core verification-step.ts DISPUTE_QUORUM).
   test('sqlite: one lying referee of a false dispute never convicts an honest node', () =>
-    checkLyingDisputeReferee(sqliteRuns(dir.path)),
+    checkLyingDisputeReferee(open),
   );
 });
 

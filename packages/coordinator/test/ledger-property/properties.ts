@@ -4,7 +4,7 @@
  * never reached the steps the invariants are about.
  */
 import assert from 'node:assert/strict';
-import type { Store } from '@gpux/core';
+import { ACCOUNTS, type Store } from '@gpux/core';
 import fc from 'fast-check';
 import { batchArb } from './batches.js';
 import { LEASE_LOSS_FUNDING, LEASE_LOSS_RUN } from './lease-fees.js';
@@ -12,7 +12,7 @@ import { cmdArb, cmdsArb, fundingArb } from './commands.js';
 import { runBatches, runSequence } from './runner.js';
 import type { OpenRun } from './stores.js';
 import { LYING_REFEREE_RUN, VERIFY_FUNDING, VERIFY_RUN } from './verify-run.js';
-import { runs, sum } from './world.js';
+import { DIGEST, node, runs, sum } from './world.js';
 
 type TestContext = { diagnostic(m: string): void };
 
@@ -97,13 +97,45 @@ export async function checkRandomBatches(t: TestContext, open: OpenRun, numRuns:
 }
 
 /**
- * The known gap (issue 11): a false dispute decided by one lying referee convicts an honest node. Fails until
- * the engine asks a dispute's contradicting referee for a second, agreeing one (as an audit mismatch does).
+ * One lying referee of a false dispute (verify-run.ts LYING_REFEREE_RUN; the issue 11 finding): the dispute
+ * is decided only once DISPUTE_QUORUM referees agree. Besides the invariants after every step: the honest
+ * node is neither penalized nor banned, the step is dispute-rejected after three referee runs (the lie, then
+ * two that match the node), the node's pay is released to its provider and the buyer's bond goes to it
+ * (less the referees' cost, back to the treasury).
  */
 export async function checkLyingDisputeReferee(open: OpenRun): Promise<void> {
   const h = await open();
   try {
-    await runSequence(h.stores[0] as Store, VERIFY_FUNDING, LYING_REFEREE_RUN, new Map(), { lyingDisputeReferees: true });
+    const store = h.stores[0] as Store;
+    const run = await runSequence(store, VERIFY_FUNDING, LYING_REFEREE_RUN, new Map(), { lyingDisputeReferees: true });
+    const job = [...run.jobs.values()].find((j) => j.kind === 'buyer');
+    assert.ok(job, 'the run submitted its job');
+    const v = await store.getVerification(job.id);
+    assert.ok(v, `${job.id} has a verification step`);
+    const what = `${job.id} (${v.state}/${v.label}, ${v.verdict})`;
+    assert.equal(v.label, 'dispute-rejected', `${what}: the false dispute is rejected`);
+    assert.equal(v.state, 'passed', `${what}: the node's result passed`);
+    const referees = v.checks.filter((c) => c.kind === 'referee');
+    assert.deepEqual(
+      referees.map((c) => c.outputDigest === DIGEST),
+      [false, true, true],
+      `${what}: the lying referee, then two that match the node`,
+    );
+    const provider = node(0).providerId;
+    assert.deepEqual((await store.listPenalties(node(0).id, { limit: 10 })).items, [], `${what}: the honest node is not penalized`);
+    assert.equal((await store.getNode(node(0).id))?.removedAt ?? null, null, `${what}: the honest node is not banned`);
+    const transfers = await store.jobTransfers(job.id);
+    const release = transfers.find((t) => t.kind === 'pay.release' && t.attemptId === v.attemptId);
+    const paid = release?.postings.find((p) => p.account === ACCOUNTS.wallet(provider))?.amount ?? 0;
+    assert.ok(paid > 0, `${what}: node-0's held pay is released to ${provider}`);
+    assert.equal(transfers.filter((t) => t.kind === 'pay.forfeit').length, 0, `${what}: no pay forfeited`);
+    const forfeit = transfers.filter((t) => t.kind === 'dispute.forfeit');
+    assert.equal(forfeit.length, 1, `${what}: the bond is forfeited once`);
+    const toProvider = forfeit[0]?.postings.find((p) => p.account === ACCOUNTS.wallet(provider))?.amount ?? 0;
+    const bond = run.disputes.get(job.id)?.bond ?? 0;
+    assert.ok(toProvider > 0 && toProvider <= bond, `${what}: ${toProvider} of the bond ${bond} goes to ${provider}`);
+    assert.equal(await store.getBalance(ACCOUNTS.bond(job.id), 'usdc'), 0, `${what}: the bond account is empty`);
+    assert.equal(transfers.filter((t) => t.kind === 'dispute.return').length, 0, `${what}: a false dispute's bond is not returned`);
   } finally {
     await h.done();
   }
