@@ -103,6 +103,7 @@ describe('verification step: disputes', () => {
     assert.equal(rejected?.dispute, 'rejected');
     assert.equal(rejected?.label, 'dispute-rejected');
     assert.equal(rejected?.executor, 'pass');
+    assert.deepEqual([rejected?.paidChecks, rejected?.wrongChecks], [['d2', 'd3'], ['d1']], 'the outvoted referee is confirmed wrong, not paid');
     const upheld = advanceStep(d([ref('d1', R('other'), true), ref('d2', R('other'), true)]));
     assert.equal(upheld?.dispute, 'upheld');
     assert.equal(upheld?.label, 'wrong-result');

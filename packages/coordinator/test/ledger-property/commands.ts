@@ -164,7 +164,7 @@ const workArb = workOn(false);
 
 /**
  * A verified job's life in a row (issue 11): its submission, its run and its check runs' (each a lie or
- * not), then perhaps a dispute, the clock and a window close.
+ * not), then perhaps a dispute with its referees' runs (each a lie or not), the clock and a window close.
  */
 const verifyArb: fc.Arbitrary<Cmd[]> = fc
   .record({
@@ -176,12 +176,17 @@ const verifyArb: fc.Arbitrary<Cmd[]> = fc
     lies: fc.tuple(chance(3), chance(4), chance(12), chance(12), chance(12)),
     tail: fc.subarray<Cmd>([{ t: 'dispute', job: 0, pct: 10 }, { t: 'advance', ms: 300_000 }, { t: 'close', limit: 10 }]),
     job: pickArb,
+    // A dispute's referee runs (it needs two that agree, at most four): each lies one time in three, so a
+    // dispute is sometimes void.
+    disputeWork: fc.array(workOn(true), { maxLength: 4 }),
+    disputeLies: fc.tuple(chance(3), chance(3), chance(3), chance(3)),
   })
-  .map(({ submit, verify, work, lies, tail, job }): Cmd[] => {
+  .map(({ submit, verify, work, lies, tail, job, disputeWork, disputeLies }): Cmd[] => {
     // Each work's result a lie as drawn for its place (executor, audit, referees).
-    const runs = work.map((w, i) => w.map((c): Cmd => (c.t === 'finish' ? { ...c, lie: lies[i] ?? false } : c)));
-    // The dispute (when drawn) is of this job (−1: the newest verified job) or of the k-th.
-    return [{ ...submit, nodes: 1, verify }, ...runs.flat(), ...tail.map((c) => (c.t === 'dispute' ? { ...c, job: job % 2 === 0 ? -1 : job } : c))];
+    const lying = (ws: Cmd[][], drawn: readonly boolean[]) => ws.flatMap((w, i) => w.map((c): Cmd => (c.t === 'finish' ? { ...c, lie: drawn[i] ?? false } : c)));
+    // The dispute (when drawn) is of this job (−1: the newest verified job) or of the k-th, then its referees' work.
+    const after = tail.flatMap((c): Cmd[] => (c.t === 'dispute' ? [{ ...c, job: job % 2 === 0 ? -1 : job }, ...lying(disputeWork, disputeLies)] : [c]));
+    return [{ ...submit, nodes: 1, verify }, ...lying(work, lies), ...after];
   });
 
 /** A run's commands: single ones, chunks of work and verified jobs' lives, flattened. */

@@ -154,13 +154,10 @@ export const jobVerbs: Verbs<JobVerb> = {
     if (!a) return 'skip';
     // A committed result (exit code and digest) other than the job's one true result (DIGEST, exit 0) is
     // wrong: a lie, or a failure with an exit code (each wrong result its own digest: liars never agree).
-    // A dispute's referee reports a wrong result only in the fixed run that plays it (verify-run.ts
-    // LYING_REFEREE_RUN: one lying referee cannot decide a dispute, the quorum is 2).
-    const m = run.jobs.get(a.jobId);
-    const honest = m?.kind === 'referee' && run.disputes.has(m.rootId) && !run.lyingDisputeReferees;
-    const outcome = honest && cmd.outcome === 'failed' ? 'crashed' : cmd.outcome;
+    // Any run may lie, a dispute's referees too: a dispute needs 2 agreeing referees (verify-checks.ts).
+    const outcome = cmd.outcome;
     const committed = outcome === 'succeeded' || outcome === 'failed';
-    const wrong = committed && ((cmd.lie && !honest) || outcome === 'failed');
+    const wrong = committed && (cmd.lie || outcome === 'failed');
     const report = finishReport(a.id, a.nodeId, outcome, 1_000, now, { digest: wrong ? wrongDigest(a.id) : DIGEST, draw: cmd.draw });
     const active = a.state === 'assigned' || a.state === 'running';
     const r = await refusable(store.finishAttempt(report, decide), ['CONFLICT']);

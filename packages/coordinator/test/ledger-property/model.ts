@@ -74,16 +74,17 @@ export class Run {
   readonly treasuryFunded: Record<Asset, number> = { usdc: 0, credit: 0 };
   /** replicas: 2 → the replica run's id → its hold, taken at submission (the run is written when the job ends with a result). */
   readonly replicaHolds = new Map<string, { rootId: string; held: number }>();
-  /** Whether a dispute's referee may lie (only the run that shows the engine's gap; see verify-run.ts). */
-  lyingDisputeReferees = false;
   /** The kind of the command the step ran (sequential runs); undefined for a concurrent batch. */
   lastCommand: string | undefined = undefined;
   /** Each step's label as last seen (the coverage counters count each change). */
   readonly stepLabels = new Map<string, string>();
   /** Steps whose money was checked settled (resolved, every check run ended). */
   readonly settledSteps = new Set<string>();
-  /** Verified buyer's job → its disputes' bonds (the model knows whether each was right). */
-  readonly disputes = new Map<string, { bond: number; right: boolean; buyerId: string }>();
+  /**
+   * Verified buyer's job → its dispute: the bond, whether it was right (the model knows), and the check runs
+   * the step had before it (the later referee runs are the dispute's).
+   */
+  readonly disputes = new Map<string, { bond: number; right: boolean; buyerId: string; checksBefore: ReadonlySet<string> }>();
 
   constructor(
     /** Sequential runs check each verb's exact outcome against the model; concurrent batches cannot. */

@@ -107,7 +107,7 @@ export async function checkLyingDisputeReferee(open: OpenRun): Promise<void> {
   const h = await open();
   try {
     const store = h.stores[0] as Store;
-    const run = await runSequence(store, VERIFY_FUNDING, LYING_REFEREE_RUN, new Map(), { lyingDisputeReferees: true });
+    const run = await runSequence(store, VERIFY_FUNDING, LYING_REFEREE_RUN, new Map());
     const job = [...run.jobs.values()].find((j) => j.kind === 'buyer');
     assert.ok(job, 'the run submitted its job');
     const v = await store.getVerification(job.id);

@@ -41,10 +41,8 @@ export async function runSequence(
   funding: readonly number[],
   cmds: readonly Cmd[],
   stats: Map<string, number>,
-  o: { lyingDisputeReferees?: boolean } = {},
 ): Promise<Run> {
   const run = new Run(true, stats);
-  run.lyingDisputeReferees = o.lyingDisputeReferees ?? false;
   await withLog(run, async () => {
     await setup(run, store, funding);
     await checkStep(run, store);

@@ -6,7 +6,7 @@
  * and never more than the stake, and bans the node; the system buyer's wallet is always empty.
  */
 import assert from 'node:assert/strict';
-import { ACCOUNTS, type JobRecord, STAKE_MULTIPLE, type Store, type VerificationRecord } from '@gpux/core';
+import { ACCOUNTS, DISPUTE_QUORUM, type JobRecord, MAX_DISPUTE_REFEREES, STAKE_MULTIPLE, type Store, type VerificationRecord } from '@gpux/core';
 import type { Run } from './model.js';
 import { ASSETS, isTerminal, NODES, SYSTEM_AUDIT } from './world.js';
 
@@ -40,11 +40,7 @@ export async function checkVerification(run: Run, store: Store, jobs: readonly J
     if (v.label === 'wrong-result') assert.ok(lied, `${what}: a right result was convicted`);
     if (run.stepLabels.get(v.jobId) !== v.label) run.count(`step ${v.label}${v.label === 'unaudited' ? ` (${v.reason})` : ''}`);
     run.stepLabels.set(v.jobId, v.label);
-    const d = run.disputes.get(v.jobId);
-    if (d && v.resolvedAt !== null) {
-      const upheld = v.label === 'wrong-result';
-      assert.equal(upheld, d.right, `${what}: a ${d.right ? 'right' : 'false'} dispute was ${upheld ? 'upheld' : 'rejected'}`);
-    }
+    checkDispute(run, v, what);
     if (v.resolvedAt !== null && !run.settledSteps.has(v.jobId)) await checkSettled(run, store, v, what);
   }
   // A verified job that ended without a result to verify opened no step: its held pay went at once.
@@ -55,6 +51,32 @@ export async function checkVerification(run: Run, store: Store, jobs: readonly J
     run.settledSteps.add(j.id);
   }
   await checkPenalties(run, store);
+}
+
+/**
+ * A decided dispute (its referees may lie; liars never agree, each wrong result its own digest): upheld
+ * exactly when right and rejected exactly when false, each by DISPUTE_QUORUM referee runs with one result;
+ * void (back to its window, the bond returned) only when no result had a quorum within MAX_DISPUTE_REFEREES.
+ */
+function checkDispute(run: Run, v: VerificationRecord, what: string): void {
+  const d = run.disputes.get(v.jobId);
+  if (!d || v.dispute === null) return;
+  const outcome = v.label === 'wrong-result' ? 'upheld' : v.label === 'dispute-rejected' ? 'rejected' : v.resolvedAt !== null || v.state === 'window' ? 'void' : null;
+  if (outcome === null) return;
+  const referees = v.checks.filter((c) => c.kind === 'referee' && !d.checksBefore.has(c.jobId));
+  const votes = new Map<string, number>();
+  for (const c of referees) if (c.outputDigest !== null) run.add(votes, `${c.outputDigest}|${c.exitCode}`, 1);
+  const quorum = [...votes.values()].filter((n) => n >= DISPUTE_QUORUM).length;
+  const tally = `referee results ${JSON.stringify([...votes])}`;
+  assert.ok(referees.length <= MAX_DISPUTE_REFEREES, `${what}: ${referees.length} referee runs, at most ${MAX_DISPUTE_REFEREES}`);
+  if (outcome === 'void') assert.equal(quorum, 0, `${what}: a dispute is void only without a quorum (${tally})`);
+  else {
+    assert.equal(outcome === 'upheld', d.right, `${what}: a ${d.right ? 'right' : 'false'} dispute was ${outcome}`);
+    assert.equal(quorum, 1, `${what}: a dispute ${outcome} by a quorum of ${DISPUTE_QUORUM} (${tally})`);
+  }
+  const k = `dispute ${outcome}`;
+  if (run.stepLabels.get(`${v.jobId}|dispute`) !== k) run.count(`${k} (${referees.length} referees)`);
+  run.stepLabels.set(`${v.jobId}|dispute`, k);
 }
 
 /** The check runs (audits, replicas, referees) the steps wrote join the model with their holds. */

@@ -46,7 +46,7 @@ export const verifyVerbs: Verbs<VerifyVerb> = {
     assert.equal(r.value.state, 'refereeing', `${what}: a referee decides`);
     // The model knows the truth: the dispute is right exactly when the executor's result was wrong.
     const right = run.lies.has(r.value.attemptId);
-    run.disputes.set(m.id, { bond, right, buyerId: m.buyerId });
+    run.disputes.set(m.id, { bond, right, buyerId: m.buyerId, checksBefore: new Set(v?.checks.map((c) => c.jobId)) });
     run.count(right ? 'dispute (right)' : 'dispute (false)');
     return `${what}: ${right ? 'right' : 'false'}, referee ${refereeJobId}`;
   },

@@ -143,9 +143,9 @@ function disputeByChecker(s: StepSnapshot): StepPlan | null {
   const exec: Side = { id: EXECUTOR, result: s.executor, outputs: s.checker?.executorOutputs };
   const paidChecks = ended.map((c) => c.jobId);
   const unqueued: Array<[string, string]> = [];
-  let agree = 0;
+  const agree: string[] = [];
+  const disagree: string[] = [];
   let truth: string | undefined;
-  let disagree = 0;
   for (const r of ended) {
     const v = pairVerdict(exec, sideOf(r), s.checks);
     if (v === 'pending') return null;
@@ -153,31 +153,34 @@ function disputeByChecker(s: StepSnapshot): StepPlan | null {
     else if (v === 'failed' || v === 'uncheckable') {
       const why = v === 'failed' ? "the buyer's checker ended without a verdict" : "the outputs cannot be handed to the buyer's checker";
       return plan({ state: 'window', label: windowLabel(s.reason), dispute: 'void', paidChecks, verdict: `a referee run differs from the node's result and ${why}: the dispute is void and the bond returned` });
-    } else if (v === 'agree') agree++;
+    } else if (v === 'agree') agree.push(r.jobId);
     else {
-      disagree++;
+      disagree.push(r.jobId);
       truth = resultKey(r.outcome.result);
     }
   }
   if (unqueued.length > 0) return plan({ state: 'refereeing', label: 'disputed', queueCheckers: unqueued });
-  if (agree >= DISPUTE_QUORUM) {
+  if (agree.length >= DISPUTE_QUORUM) {
     return plan({
       state: 'passed',
       label: 'dispute-rejected',
       resolved: true,
       executor: 'pass',
-      paidChecks,
+      // The referee the quorum contradicted is confirmed wrong, as in an audit mismatch.
+      paidChecks: agree,
+      wrongChecks: disagree,
       dispute: 'rejected',
       verdict: `${DISPUTE_QUORUM} referee runs on independent operators agreed with the node's result according to the buyer's checker: the dispute was false and the bond goes to the node's provider`,
     });
   }
-  if (disagree >= DISPUTE_QUORUM && truth !== undefined) {
+  if (disagree.length >= DISPUTE_QUORUM && truth !== undefined) {
     return plan({
       state: 'failed',
       label: 'wrong-result',
       resolved: true,
       executor: 'wrong',
-      paidChecks,
+      paidChecks: disagree,
+      wrongChecks: agree,
       dispute: 'upheld',
       truth,
       verdict: `${DISPUTE_QUORUM} referee runs on independent operators disagreed with the node's committed result according to the buyer's checker: the dispute was right`,

@@ -209,14 +209,18 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
     const k = resultKey(c.outcome.result);
     votes.set(k, (votes.get(k) ?? 0) + 1);
   }
-  const paidChecks = ended.map((c) => c.jobId);
+  // Once a quorum settles the truth, referees that contradicted it are confirmed wrong, as in an audit mismatch.
+  const judged = (truth: string) => ({
+    paidChecks: ended.filter((c) => resultKey(c.outcome.result) === truth).map((c) => c.jobId),
+    wrongChecks: ended.filter((c) => resultKey(c.outcome.result) !== truth).map((c) => c.jobId),
+  });
   if ((votes.get(executor) ?? 0) >= DISPUTE_QUORUM) {
     return base({
       state: 'passed',
       label: 'dispute-rejected',
       resolved: true,
       executor: 'pass',
-      paidChecks,
+      ...judged(executor),
       dispute: 'rejected',
       verdict: `${DISPUTE_QUORUM} referee runs on independent operators matched the node's result: the dispute was false and the bond goes to the node's provider`,
     });
@@ -228,7 +232,7 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
       label: 'wrong-result',
       resolved: true,
       executor: 'wrong',
-      paidChecks,
+      ...judged(truth),
       dispute: 'upheld',
       truth,
       verdict: `${DISPUTE_QUORUM} referee runs on independent operators agreed on a result other than the node's committed one: the dispute was right`,
@@ -239,6 +243,7 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
     state: 'window',
     label: windowLabel(s.reason),
     dispute: 'void',
+    paidChecks: ended.map((c) => c.jobId),
     verdict: `the dispute's ${referees.length} referee runs settled nothing (${ended.length} with a result, no ${DISPUTE_QUORUM} agreeing): the dispute is void and the bond returned`,
   });
 }
