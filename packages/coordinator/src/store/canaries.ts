@@ -14,16 +14,15 @@
  * Lock order: the canary's job row, its attempts, its canary_runs row, then node rows.
  */
 import { ACCOUNTS, resultKey } from '@gpux/core';
-import { type Asset, formatAmount, type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
+import { type JobState, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.js';
 import type { NewEvent } from './events.js';
 import { selectJobRow } from './jobs.js';
-import { balanceIn, postTransferIn } from './ledger.js';
 import { type AttemptRow, attemptPriceFromRow, jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { AttemptEndedInput } from './verification.js';
-import { insertCheckJobIn, treasuryCanFund } from './verification-jobs.js';
+import { insertCheckJobIn, sweepToTreasuryIn, treasuryCanFund } from './verification-jobs.js';
 import { applyWrongResultIn, recordAuditIn, releasePendingIn } from './verification-money.js';
 
 /** Referee runs one canary mismatch may take before its catalog entry is dropped undecided. */
@@ -68,7 +67,7 @@ export async function judgeCanaryIn(trx: Kysely<Database>, ctx: StoreContext, jo
   const job = jobFromRow(jobRow);
   if (!isTerminal(job.state)) return [];
   const events: NewEvent[] = [];
-  if (job.payment) await sweepCanaryBuyerIn(trx, ctx, run.buyer_id, jobId, job.payment.asset, now);
+  if (job.payment) await sweepToTreasuryIn(trx, ctx, jobId, job.payment.asset, now, run.buyer_id);
   const attempts = await attemptsOf(trx, [jobId]);
   if (run.state === 'running') {
     const exec = attempts.find((a) => a.id === job.currentAttemptId);
@@ -171,19 +170,3 @@ async function applyCanaryFailedIn(trx: Kysely<Database>, ctx: StoreContext, run
   return events;
 }
 
-/** The canary's escrow rest was released to its buyer-looking account; it goes back to the treasury. */
-async function sweepCanaryBuyerIn(trx: Kysely<Database>, ctx: StoreContext, buyerId: string, jobId: string, asset: Asset, now: number): Promise<void> {
-  const wallet = ACCOUNTS.wallet(buyerId);
-  const left = await balanceIn(trx, ctx, wallet, asset, true);
-  if (left <= 0) return;
-  await postTransferIn(trx, {
-    kind: 'escrow.release',
-    postings: [
-      { account: wallet, asset, amount: -left },
-      { account: ACCOUNTS.treasury, asset, amount: left },
-    ],
-    at: now,
-    memo: `canary ${jobId} ended: ${formatAmount(left, asset)} unspent back to the treasury's audit budget`,
-    jobId,
-  });
-}

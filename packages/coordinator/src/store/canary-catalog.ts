@@ -11,17 +11,16 @@
  *   closes canary runs that ended outside an attempt end (queue timeout).
  */
 import { createHash } from 'node:crypto';
-import { ACCOUNTS, type CanaryIssueQuery, type CanaryPassResult, type CanaryStats, canaryDecision, type JobPaymentRecord, type JobRecord, newId, } from '@gpux/core';
-import { formatAmount, type JobSpec, TERMINAL_JOB_STATES } from '@gpux/protocol';
+import { type CanaryIssueQuery, type CanaryPassResult, type CanaryStats, canaryDecision, type JobPaymentRecord, type JobRecord, newId, } from '@gpux/core';
+import { type JobSpec, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
 import { judgeCanaryIn } from './canaries.js';
 import { inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
-import { postTransferIn } from './ledger.js';
 import { newJobRow } from './rows.js';
 import type { Database } from './schema.js';
-import { checkRunHold, treasuryCanFund } from './verification-jobs.js';
+import { checkRunHold, holdFromTreasuryIn, treasuryCanFund } from './verification-jobs.js';
 import type { CheckRun, VerificationRow } from './verification-rows.js';
 
 /** Canaries one catalog entry may be issued as: each use shows the spec to one more operator (and the buyer's data with it). */
@@ -150,18 +149,7 @@ async function issueOneIn(trx: Kysely<Database>, ctx: StoreContext, q: CanaryIss
     holdPay: true,
   });
   await trx.insertInto('jobs').values(row).execute();
-  if (hold > 0) {
-    await postTransferIn(trx, {
-      kind: 'escrow.hold',
-      postings: [
-        { account: ACCOUNTS.treasury, asset: payment.asset, amount: -hold },
-        { account: ACCOUNTS.escrow(id), asset: payment.asset, amount: hold },
-      ],
-      at: q.now,
-      memo: `hold for canary ${id} (known answer of job ${entry.source_job_id}), from the treasury's audit budget: ${formatAmount(hold, payment.asset)}`,
-      jobId: id,
-    });
-  }
+  await holdFromTreasuryIn(trx, id, payment.asset, hold, `canary ${id} (known answer of job ${entry.source_job_id})`, q.now);
   await trx.updateTable('canary_specs').set({ uses: Number(entry.uses) + 1 }).where('id', '=', entry.id).execute();
   await trx
     .insertInto('canary_runs')

@@ -126,7 +126,7 @@ export function paymentColumns(p: JobPaymentRecord | undefined | null): Pick<Job
 }
 
 /** A new queued job's row: a buyer's submission, or a run the coordinator makes (audit, referee, canary). */
-export function newJobRow(j: Pick<NewJob, 'id' | 'buyerId' | 'spec' | 'idempotencyKey' | 'now' | 'payment'> & JobCheckFields): JobRow {
+export function newJobRow(j: Pick<NewJob, 'id' | 'buyerId' | 'spec' | 'idempotencyKey' | 'now'> & { payment?: JobPaymentRecord | null } & JobCheckFields): JobRow {
   return {
     id: j.id,
     buyer_id: j.buyerId,

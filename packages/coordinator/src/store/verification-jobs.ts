@@ -3,9 +3,9 @@
  * step's transaction: the checked job's full spec, avoiding the operators whose work is being checked, for
  * the system buyer SYSTEM_AUDIT_BUYER (never a real token's account), pay held until verification like any
  * job, and the escrow funded from the treasury (TRUST.md "who pays": the treasury's audit budget). What the
- * escrow does not spend returns to the treasury when the run ends (sweepAuditWalletIn).
+ * escrow does not spend returns to the treasury when the run ends (sweepToTreasuryIn).
  */
-import { ACCOUNTS, auditBudgetAllows, type JobPaymentRecord, type JobRecord, jobPriority, type NewJob, newId, PRIORITY_RANK } from '@gpux/core';
+import { ACCOUNTS, auditBudgetAllows, type JobPaymentRecord, type JobRecord, type NewJob, newId, } from '@gpux/core';
 import { type Asset, formatAmount, type JobSpec } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
@@ -13,7 +13,7 @@ import type { StoreContext } from './context.js';
 import type { NewEvent } from './events.js';
 import { balanceIn, postTransferIn } from './ledger.js';
 import { auditBudgetIn } from './treasury-flows.js';
-import { checkColumns, type JobRow, paymentColumns, specColumns } from './rows.js';
+import { newJobRow } from './rows.js';
 import type { Database } from './schema.js';
 
 /** The account check runs are submitted by; its wallet only ever holds an ended run's unspent escrow, briefly. */
@@ -124,41 +124,20 @@ export async function insertCheckJobIn(
   const payment = q.run ? q.run.payment : q.of.payment;
   const hold = q.replica ? 0 : checkRunHold(q.run ?? q.of);
   const buyerId = q.replica ? q.of.buyerId : SYSTEM_AUDIT_BUYER;
-  const row: JobRow = {
+  const row = newJobRow({
     id,
-    buyer_id: buyerId,
-    name: spec.name,
-    state: 'queued',
-    ...specColumns(spec),
-    idempotency_key: null,
-    attempt_count: 0,
-    current_attempt_id: null,
-    run_after: null,
-    exit_code: null,
-    error: null,
-    cancel_requested: 0,
-    avoid_node_ids: '[]',
-    priority: PRIORITY_RANK[jobPriority(spec)],
-    ...paymentColumns(payment),
-    ...checkColumns({ kind: q.kind, checkOf: q.of.id, avoidProviderIds: [...new Set(q.avoidProviderIds)].sort(), holdPay: true }),
-    created_at: q.now,
-    updated_at: q.now,
-    started_at: null,
-    finished_at: null,
-  };
+    buyerId,
+    spec,
+    idempotencyKey: null,
+    now: q.now,
+    payment,
+    kind: q.kind,
+    checkOf: q.of.id,
+    avoidProviderIds: [...new Set(q.avoidProviderIds)].sort(),
+    holdPay: true,
+  });
   await trx.insertInto('jobs').values(row).execute();
-  if (payment && hold > 0) {
-    await postTransferIn(trx, {
-      kind: 'escrow.hold',
-      postings: [
-        { account: ACCOUNTS.treasury, asset: payment.asset, amount: -hold },
-        { account: ACCOUNTS.escrow(id), asset: payment.asset, amount: hold },
-      ],
-      at: q.now,
-      memo: `hold for ${q.kind} run ${id} of job ${q.of.id}, from the treasury's audit budget: ${formatAmount(hold, payment.asset)} (${spec.maxRetries + 1} tries)`,
-      jobId: id,
-    });
-  }
+  if (payment) await holdFromTreasuryIn(trx, id, payment.asset, hold, `${q.kind} run ${id} of job ${q.of.id}`, q.now, `(${spec.maxRetries + 1} tries)`);
   const events: NewEvent[] = [
     { at: q.now, subject: 'job', subjectId: id, type: 'job.submitted', data: { buyerId, name: spec.name, idempotencyKey: null } },
     { at: q.now, subject: 'job', subjectId: q.of.id, type: `verification.${q.replica ? 'replica' : q.kind}_queued`, data: { checkJobId: id } },
@@ -166,9 +145,27 @@ export async function insertCheckJobIn(
   return { id, events };
 }
 
-/** A check run ended: its escrow's unspent rest went to the system buyer's wallet; it goes back to the treasury. */
-export async function sweepAuditWalletIn(trx: Kysely<Database>, ctx: StoreContext, jobId: string, asset: Asset, now: number): Promise<void> {
-  const wallet = ACCOUNTS.wallet(SYSTEM_AUDIT_BUYER);
+/** A run the treasury pays for (audit, referee, checker, canary): its escrow held from the treasury's audit budget. */
+export async function holdFromTreasuryIn(trx: Kysely<Database>, jobId: string, asset: Asset, hold: number, what: string, now: number, note = ''): Promise<void> {
+  if (hold <= 0) return;
+  await postTransferIn(trx, {
+    kind: 'escrow.hold',
+    postings: [
+      { account: ACCOUNTS.treasury, asset, amount: -hold },
+      { account: ACCOUNTS.escrow(jobId), asset, amount: hold },
+    ],
+    at: now,
+    memo: `hold for ${what}, from the treasury's audit budget: ${formatAmount(hold, asset)}${note ? ` ${note}` : ''}`,
+    jobId,
+  });
+}
+
+/**
+ * A treasury-paid run ended: its escrow's unspent rest went to its buyer account's wallet (the system audit
+ * buyer, or a canary's buyer-looking account); it goes back to the treasury.
+ */
+export async function sweepToTreasuryIn(trx: Kysely<Database>, ctx: StoreContext, jobId: string, asset: Asset, now: number, buyerId = SYSTEM_AUDIT_BUYER): Promise<void> {
+  const wallet = ACCOUNTS.wallet(buyerId);
   const left = await balanceIn(trx, ctx, wallet, asset, true);
   if (left <= 0) return;
   await postTransferIn(trx, {
@@ -178,7 +175,7 @@ export async function sweepAuditWalletIn(trx: Kysely<Database>, ctx: StoreContex
       { account: ACCOUNTS.treasury, asset, amount: left },
     ],
     at: now,
-    memo: `check run ${jobId} ended: ${formatAmount(left, asset)} unspent back to the treasury's audit budget`,
+    memo: `run ${jobId} ended: ${formatAmount(left, asset)} unspent back to the treasury's audit budget`,
     jobId,
   });
 }

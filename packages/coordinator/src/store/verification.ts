@@ -47,7 +47,7 @@ import { postTransferIn } from './ledger.js';
 import { type AttemptRow, jobFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import { attemptOfSide, outputSetsIn, queueCheckersIn } from './verification-checkers.js';
-import { insertCheckJobIn, releaseReplicaHoldIn, replicaHoldIn, SYSTEM_AUDIT_BUYER, sweepAuditWalletIn, treasuryCanFund } from './verification-jobs.js';
+import { insertCheckJobIn, releaseReplicaHoldIn, replicaHoldIn, SYSTEM_AUDIT_BUYER, sweepToTreasuryIn, treasuryCanFund } from './verification-jobs.js';
 import { applyWrongResultIn, auditHistoryIn, recordAuditIn, releasePendingIn } from './verification-money.js';
 import { type CheckRun, isDisputeCheck, loadChecks, penaltyFromRow, snapshotOf, type VerificationRow, verificationFromRow } from './verification-rows.js';
 
@@ -104,7 +104,7 @@ export async function afterAttemptEndIn(trx: Kysely<Database>, ctx: StoreContext
   if (isCheck(job)) {
     if (!ended) return releasePendingIn(trx, ctx, await thisAttempt(), now, 'the check run attempt ended without deciding');
     const events: NewEvent[] = [];
-    if (job.payment) await sweepAuditWalletIn(trx, ctx, job.id, job.payment.asset, now);
+    if (job.payment) await sweepToTreasuryIn(trx, ctx, job.id, job.payment.asset, now);
     // Only the attempt carrying the check's result is judged; the others ran and are paid now. A checker
     // run (spec.verify) is the buyer's own program and no one re-runs it: all its attempts are paid now.
     const judged = committedResult(job) && job.kind !== 'checker' ? job.currentAttemptId : null;

@@ -10,6 +10,9 @@
 import { checkerMismatchVerdict, EXECUTOR, known, type PairVerdict, pairVerdict, type Side } from './checker.js';
 import {
   advanceStep,
+  stepPlan,
+  type Ended,
+  hasResult,
   agreedLabel,
   CHECKER_FAILED,
   DISPUTE_QUORUM,
@@ -20,7 +23,6 @@ import {
   REFEREE_QUORUM,
   REPLICATED,
   resultKey,
-  type RunResult,
   type StepCheck,
   type StepPlan,
   type StepSnapshot,
@@ -32,19 +34,7 @@ export function advanceVerification(s: StepSnapshot): StepPlan | null {
   return s.checker ? advanceCheckerStep(s) : advanceStep(s);
 }
 
-const plan = (p: Partial<StepPlan> & Pick<StepPlan, 'state' | 'label'>): StepPlan => ({
-  verdict: null,
-  resolved: false,
-  executor: 'hold',
-  auditPassed: false,
-  paidChecks: [],
-  wrongChecks: [],
-  queueReferees: 0,
-  ...p,
-});
-
-type Ended = StepCheck & { outcome: { status: 'result'; result: RunResult } };
-const hasResult = (c: StepCheck): c is Ended => c.outcome.status === 'result';
+const plan = stepPlan;
 const running = (c: StepCheck): boolean => c.outcome.status === 'running';
 const sideOf = (c: Ended): Side => ({ id: c.jobId, result: c.outcome.result, outputs: c.outputs });
 

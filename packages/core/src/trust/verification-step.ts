@@ -125,7 +125,8 @@ export interface StepPlan {
   truth?: string;
 }
 
-const base = (p: Partial<StepPlan> & Pick<StepPlan, 'state' | 'label'>): StepPlan => ({
+/** A plan with nothing moving but what `p` says. */
+export const stepPlan = (p: Partial<StepPlan> & Pick<StepPlan, 'state' | 'label'>): StepPlan => ({
   verdict: null,
   resolved: false,
   executor: 'hold',
@@ -136,8 +137,8 @@ const base = (p: Partial<StepPlan> & Pick<StepPlan, 'state' | 'label'>): StepPla
   ...p,
 });
 
-type Ended = StepCheck & { outcome: { status: 'result'; result: RunResult } };
-const hasResult = (c: StepCheck): c is Ended => c.outcome.status === 'result';
+export type Ended = StepCheck & { outcome: { status: 'result'; result: RunResult } };
+export const hasResult = (c: StepCheck): c is Ended => c.outcome.status === 'result';
 
 /** The plan after a check run ended, or null to wait (a run of this round is still going). */
 export function advanceStep(s: StepSnapshot): StepPlan | null {
@@ -153,7 +154,7 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
   const replicated = s.reason === REPLICATED;
   const run = replicated ? 'replica' : 'audit';
   if (audit.outcome.status === 'no-result') {
-    return base({ state: 'window', label: 'unaudited', verdict: `the ${run} run ended without a result: unaudited, disputable until the window closes`, paidChecks: allPaid });
+    return stepPlan({ state: 'window', label: 'unaudited', verdict: `the ${run} run ended without a result: unaudited, disputable until the window closes`, paidChecks: allPaid });
   }
   const exec = resultKey(s.executor);
   const auditKey = resultKey(audit.outcome.result);
@@ -161,7 +162,7 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
     const verdict = replicated
       ? 'the second run (replicas: 2) on another operator produced the same output and exit code'
       : 'an independent re-run on another operator produced the same output and exit code';
-    return base({ state: 'passed', label: agreedLabel(s.reason), resolved: true, executor: 'pass', auditPassed: true, paidChecks: [audit.jobId], verdict });
+    return stepPlan({ state: 'passed', label: agreedLabel(s.reason), resolved: true, executor: 'pass', auditPassed: true, paidChecks: [audit.jobId], verdict });
   }
   const referees = s.checks.filter((c) => c.kind === 'referee' && !c.forDispute);
   if (referees.some((c) => c.outcome.status === 'running')) return null;
@@ -171,7 +172,7 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
     const wrongChecks = withResults.filter((c) => resultKey(c.outcome.result) !== v.truth).map((c) => c.jobId);
     const paidChecks = withResults.filter((c) => resultKey(c.outcome.result) === v.truth).map((c) => c.jobId);
     const execWrong = v.wrong.includes('executor');
-    return base({
+    return stepPlan({
       state: execWrong ? 'failed' : 'passed',
       label: execWrong ? 'wrong-result' : agreedLabel(s.reason),
       resolved: true,
@@ -186,11 +187,11 @@ function advanceAudit(s: StepSnapshot): StepPlan | null {
     });
   }
   if (referees.length >= MAX_AUDIT_REFEREES) {
-    return base({ state: 'window', label: 'unaudited', paidChecks: allPaid, verdict: `the ${run} disagreed and ${referees.length} referee runs reached no quorum: unaudited, disputable until the window closes` });
+    return stepPlan({ state: 'window', label: 'unaudited', paidChecks: allPaid, verdict: `the ${run} disagreed and ${referees.length} referee runs reached no quorum: unaudited, disputable until the window closes` });
   }
   // One referee at a time: each one is placed after the earlier ones ended, so it can avoid their operators
   // too (two referees queued together could both land on one third operator, whose single vote would count twice).
-  return base({ state: 'refereeing', label: pendingLabel(s.reason), queueReferees: 1 });
+  return stepPlan({ state: 'refereeing', label: pendingLabel(s.reason), queueReferees: 1 });
 }
 
 /**
@@ -215,7 +216,7 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
     wrongChecks: ended.filter((c) => resultKey(c.outcome.result) !== truth).map((c) => c.jobId),
   });
   if ((votes.get(executor) ?? 0) >= DISPUTE_QUORUM) {
-    return base({
+    return stepPlan({
       state: 'passed',
       label: 'dispute-rejected',
       resolved: true,
@@ -227,7 +228,7 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
   }
   const truth = [...votes].find(([k, n]) => k !== executor && n >= DISPUTE_QUORUM)?.[0];
   if (truth !== undefined) {
-    return base({
+    return stepPlan({
       state: 'failed',
       label: 'wrong-result',
       resolved: true,
@@ -238,8 +239,8 @@ function advanceDispute(s: StepSnapshot): StepPlan | null {
       verdict: `${DISPUTE_QUORUM} referee runs on independent operators agreed on a result other than the node's committed one: the dispute was right`,
     });
   }
-  if (referees.length < MAX_DISPUTE_REFEREES) return base({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
-  return base({
+  if (referees.length < MAX_DISPUTE_REFEREES) return stepPlan({ state: 'refereeing', label: 'disputed', queueReferees: 1 });
+  return stepPlan({
     state: 'window',
     label: windowLabel(s.reason),
     dispute: 'void',
