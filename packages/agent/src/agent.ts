@@ -38,7 +38,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   const executor = opts.executor ?? (await createExecutor(config, { clock, nodeId: identity.nodeId, gpus: advertisement.gpus, logger }));
   const agent = new NodeAgent({
     nodeId: identity.nodeId,
-    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch, ...(config.enrollmentToken ? { enrollmentToken: config.enrollmentToken } : {}) }),
+    client: new CoordinatorClient({ baseUrl: config.coordinatorUrl, identity, fetch: opts.fetch, insecure: config.insecure === true, ...(config.enrollmentToken ? { enrollmentToken: config.enrollmentToken } : {}) }),
     executor,
     advertisement,
     clock,

@@ -2,7 +2,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { GpuxError } from '@gpux/core';
-import type { Problem } from '@gpux/protocol';
+import { assertSafeTransport, InsecureTransportError, type Problem } from '@gpux/protocol';
 import { CHALLENGE_RUNNER_SETTINGS, type ChallengeRunnerSetting } from './challenge/choose.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
@@ -17,6 +17,11 @@ export interface AgentConfig {
    * jobs and bonds its stake. It can only register nodes, so a leaked node config cannot spend money.
    */
   enrollmentToken?: string;
+  /**
+   * GPUX_INSECURE=1 / --insecure. Default false: registering over plain HTTP to a non-loopback coordinator is
+   * refused, because the enrollment token would cross the network in clear (anyone on the path could reuse it).
+   */
+  insecure?: boolean;
   /** GPUX_NODE_DIR / --data-dir. Default `$GPUX_HOME/node` ($GPUX_HOME defaults to ~/.gpux). Holds the key and work dirs. */
   dataDir: string;
   /** GPUX_NODE_EXECUTOR / --executor. 'docker' (default: jobs run isolated in containers), 'process' (host processes, trusted jobs only) or 'simulated'. */
@@ -71,6 +76,7 @@ export interface AgentConfig {
 export interface AgentConfigOverrides {
   coordinatorUrl?: string;
   enrollmentToken?: string;
+  insecure?: boolean | string;
   /** Replaced by enrollmentToken: refused with a message saying so. */
   providerToken?: string;
   dataDir?: string;
@@ -162,6 +168,17 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   if (pick(overrides.providerToken, 'GPUX_PROVIDER_TOKEN') !== undefined) {
     bad('providerToken', 'GPUX_PROVIDER_TOKEN / --provider-token were replaced: create an enrollment token with `gpux enrollment create` and pass it as --enrollment-token (GPUX_ENROLLMENT_TOKEN)');
   }
+  const insecure = toBool(pick(overrides.insecure, 'GPUX_INSECURE'), 'insecure', bad) ?? false;
+  // No secrets in clear: the enrollment token goes only over https or to loopback (issue 19). The signed node
+  // requests after it carry no secret and stay allowed; pinning the coordinator's identity is later work.
+  if (enrollmentToken !== undefined && coordinatorUrl) {
+    try {
+      assertSafeTransport(coordinatorUrl, { secret: 'an enrollment token', insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
+    } catch (e) {
+      if (!(e instanceof InsecureTransportError)) throw e;
+      bad('coordinatorUrl', e.message);
+    }
+  }
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
   const name = pick(overrides.name, 'GPUX_NODE_NAME');
@@ -197,6 +214,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   if (region !== undefined) config.region = region;
   if (name !== undefined) config.name = name;
   if (enrollmentToken !== undefined) config.enrollmentToken = enrollmentToken;
+  if (insecure) config.insecure = true;
   return config;
 }
 

@@ -1,6 +1,7 @@
 /** The node's signed HTTP client for the /v1/agent API: signs every request, validates every answer with the protocol schemas. */
 import { GpuxError } from '@gpux/core';
 import {
+  assertSafeTransport,
   type AttemptEventBatch,
   AttemptEventBatchResponse,
   type ChallengeDigestsRequest,
@@ -9,6 +10,7 @@ import {
   ChallengeVerdict,
   ErrorBody,
   type ErrorCode,
+  InsecureTransportError,
   HeartbeatResponse,
   type LogEntry,
   LogBatchResponse,
@@ -54,6 +56,8 @@ export interface CoordinatorClientOptions {
   timeoutMs?: number;
   /** Sent at registration: binds the node to the provider account (see AgentConfig.enrollmentToken). */
   enrollmentToken?: string;
+  /** Send the enrollment token even over plain HTTP to a non-loopback coordinator (see AgentConfig.insecure). */
+  insecure?: boolean;
 }
 
 export class CoordinatorClient {
@@ -62,6 +66,8 @@ export class CoordinatorClient {
   private readonly doFetch: typeof fetch;
   private readonly timeoutMs: number;
   private readonly enrollmentToken: string | undefined;
+  private readonly insecure: boolean;
+  private warnedInsecure = false;
 
   constructor(opts: CoordinatorClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
@@ -69,9 +75,11 @@ export class CoordinatorClient {
     this.doFetch = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.enrollmentToken = opts.enrollmentToken;
+    this.insecure = opts.insecure === true;
   }
 
-  register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
+  async register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
+    if (this.enrollmentToken) this.guardEnrollmentToken();
     return this.call('POST', ROUTES.register.path, RegisterResponse, {
       publicKey: this.identity.publicKey,
       advertisement,
@@ -122,6 +130,25 @@ export class CoordinatorClient {
   /** Proof of hardware: the asked blocks in full; the answer is the verdict (the coordinator checks them first: allow time). */
   challengeReveal(challengeId: string, body: ChallengeRevealRequest): Promise<ChallengeVerdict> {
     return this.call('POST', withId(ROUTES.challengeReveal.path, challengeId), ChallengeVerdict, body, { timeoutMs: Math.max(this.timeoutMs, 120_000) });
+  }
+
+  /**
+   * No secrets in clear (issue 19): the enrollment token goes only over https or to loopback unless insecure.
+   * The signed requests after registration carry no secret and stay allowed over plain HTTP, although they take
+   * work from whoever answers at the URL: verifying the coordinator's identity (signed assignments) is later work.
+   */
+  private guardEnrollmentToken(): void {
+    let warning: string | null;
+    try {
+      warning = assertSafeTransport(this.base, { secret: 'an enrollment token', insecure: this.insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
+    } catch (e) {
+      if (e instanceof InsecureTransportError) throw new GpuxError('REQUEST_INVALID', e.message, { cause: e });
+      throw e;
+    }
+    if (warning && !this.warnedInsecure) {
+      this.warnedInsecure = true;
+      process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
+    }
   }
 
   private async call<S extends z.ZodType>(

@@ -69,7 +69,7 @@ describe('loadAgentConfig', () => {
   });
 
   test('the enrollment token: GPUX_ENROLLMENT_TOKEN or the override; an account token or the old provider token option is refused', () => {
-    const url = 'http://c:7070';
+    const url = 'https://c:7070'; // plain http off loopback would refuse the token (transport-safety.test.ts)
     assert.equal(loadAgentConfig({ GPUX_COORDINATOR_URL: url, GPUX_ENROLLMENT_TOKEN: 'gpux_enroll_abc' }).enrollmentToken, 'gpux_enroll_abc');
     assert.equal(loadAgentConfig({ GPUX_ENROLLMENT_TOKEN: 'gpux_enroll_abc' }, { coordinatorUrl: url, enrollmentToken: 'gpux_enroll_def' }).enrollmentToken, 'gpux_enroll_def');
     assert.throws(() => loadAgentConfig({}, { coordinatorUrl: url, enrollmentToken: 'gpux_account' }), /enrollmentToken: must be a node enrollment token/);

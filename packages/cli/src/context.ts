@@ -14,6 +14,13 @@ export interface Io {
   env: Env;
   /** Set by a command that finishes normally but must report failure (e.g. a waited-for job failed). */
   exitCode: number;
+  /** The global --insecure flag: tokens may cross plain HTTP to a non-loopback host (GPUX_INSECURE=1 does the same). */
+  insecure?: boolean;
+}
+
+/** --insecure or GPUX_INSECURE=1: the user accepts that a token sent over plain HTTP can be read and reused on the path. */
+export function insecureAccepted(io: Io): boolean {
+  return io.insecure === true || io.env.GPUX_INSECURE === '1';
 }
 
 export function processIo(): Io {
@@ -31,7 +38,7 @@ export function jsonOption(cmd: Command): Command {
 
 export function clientFor(io: Io, flags: ConnectionFlags, role: 'buyer' | 'operator'): GpuxClient {
   const conn = resolveConnection(flags, io.env, readProfile(io.env), role);
-  return new GpuxClient({ url: conn.url, ...(conn.token ? { token: conn.token } : {}) });
+  return new GpuxClient({ url: conn.url, insecure: insecureAccepted(io), ...(conn.token ? { token: conn.token } : {}) });
 }
 
 /** Commander option parsers that turn bad values into usage errors. */

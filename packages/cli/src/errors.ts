@@ -1,7 +1,7 @@
 /** CLI errors and how they are printed: `error: <message>`, one line per problem, exit 2 for bad usage and 1 otherwise. */
 import { GpuxError } from '@gpux/core';
 import type { Problem } from '@gpux/protocol';
-import { GpuxApiError, GpuxResponseError } from '@gpux/sdk';
+import { GpuxApiError, GpuxInsecureTransportError, GpuxResponseError } from '@gpux/sdk';
 
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -30,6 +30,7 @@ function problemsOf(err: unknown): Problem[] {
 /** Local validation errors (a bad config value or spec) are usage errors; everything else is a failure. */
 export function exitCodeOf(err: unknown): number {
   if (err instanceof CliError) return err.exitCode;
+  if (err instanceof GpuxInsecureTransportError) return EXIT_USAGE; // fixed by the URL or --insecure, like a bad flag
   if (err instanceof GpuxError && (err.code === 'REQUEST_INVALID' || err.code === 'SPEC_INVALID')) return EXIT_USAGE;
   return EXIT_FAILURE;
 }

@@ -21,7 +21,12 @@ export function buildProgram(io: Io): Command {
     .showSuggestionAfterError()
     // Settings set here are inherited by every subcommand created below.
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) });
+    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
+    .option('--insecure', 'allow sending tokens over plain HTTP to a non-loopback coordinator (anyone on the path can read and reuse them; same as GPUX_INSECURE=1)')
+    // Global flag: read it once before any action, so commands need not thread it through their own flags.
+    .hook('preAction', (_program, action) => {
+      if (action.optsWithGlobals().insecure === true) io.insecure = true;
+    });
   registerDev(program, io);
   registerCoordinator(program, io);
   registerNode(program, io);

@@ -14,12 +14,15 @@ import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { type CoordinatorDeps, createRuntime, type Runtime } from './runtime.js';
+import type { TlsPair } from './tls.js';
 
 export type AppDeps = CoordinatorDeps & {
   /** Shared with the background loops; built from the deps when absent. */
   runtime?: Runtime;
   /** The dashboard build served at /. Default: packages/dashboard/dist of this workspace. */
   dashboardDir?: string;
+  /** Serve HTTPS with this certificate and key (start.ts loads and watches the files); absent: plain HTTP. */
+  tls?: TlsPair;
 };
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -36,10 +39,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Requests the HTTP parser refuses get the API's error body too (issue 10: every refusal has a code).
     clientErrorHandler,
     frameworkErrors,
+    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
   }) as unknown as FastifyInstance;
   installJsonParser(app);
   installErrorHandlers(app);
-  installSecurityHeaders(app);
+  installSecurityHeaders(app, { hsts: deps.tls !== undefined });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     rt.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

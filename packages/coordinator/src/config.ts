@@ -151,6 +151,12 @@ export interface CoordinatorConfig {
    * product count, and the class tolerance (start-up allowance, slowdown), so a run fits a shared CPU.
    */
   challengeSizing?: { n?: number; targetComputeMs?: number; maxProducts?: number; tolerance?: Partial<ChallengeTolerance> };
+  /**
+   * GPUX_TLS_CERT_FILE and GPUX_TLS_KEY_FILE. PEM certificate (chain) and private key: set both and the coordinator
+   * serves HTTPS itself, re-reading them when either changes (tls.ts). Both null: plain HTTP. Default none.
+   */
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -270,6 +276,11 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (c.verify && c.unbondDelayMs < c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS) {
     invalid('unbondDelayMs', String(c.unbondDelayMs), `at least the dispute window plus 7 days (${c.disputeWindowSeconds * 1000 + UNBOND_MARGIN_MS} ms) while verification is on`);
   }
+  // Half a pair would silently serve plain HTTP to an operator who meant TLS.
+  if ((c.tlsCertFile === null) !== (c.tlsKeyFile === null)) {
+    const [missing, set] = c.tlsCertFile === null ? ['GPUX_TLS_CERT_FILE', 'GPUX_TLS_KEY_FILE'] : ['GPUX_TLS_KEY_FILE', 'GPUX_TLS_CERT_FILE'];
+    throw new GpuxError('REQUEST_INVALID', `${set} is set but ${missing} is not: set both (a PEM certificate and its private key) to serve HTTPS, or neither for plain HTTP`);
+  }
   if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
   return c;
 }
@@ -343,6 +354,8 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     challenge: challengeMode(env) ?? (undefined as unknown as 'required'),
     challengeRecheckMs: int(env, 'GPUX_CHALLENGE_RECHECK_MS', 1) ?? 24 * 3_600_000,
     challengeRetryMs: int(env, 'GPUX_CHALLENGE_RETRY_MS', 1) ?? 10 * 60_000,
+    tlsCertFile: str(env, 'GPUX_TLS_CERT_FILE') ?? null,
+    tlsKeyFile: str(env, 'GPUX_TLS_KEY_FILE') ?? null,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   const merged = { ...c, ...withoutUndefined(overrides) };

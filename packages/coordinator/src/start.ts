@@ -2,6 +2,7 @@
  * startCoordinator: open and migrate the store, bootstrap the first operator token, extend active leases
  * (a restart must not expire healthy nodes), rebuild the capacity index, start the loops, listen.
  */
+import type { SecureContextOptions } from 'node:tls';
 import { type Clock, type Random, type SettlementAdapter, type Store, systemClock } from '@gpux/core';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
@@ -16,6 +17,7 @@ import { VerificationLoop } from './loops/verification.js';
 import { cryptoRandom } from './random.js';
 import { createRuntime } from './runtime.js';
 import { openStore } from './store/index.js';
+import { loadTlsPair, type TlsFiles, type TlsPair, watchTlsFiles } from './tls.js';
 import { issueToken } from './tokens.js';
 
 export interface RunningCoordinator {
@@ -38,17 +40,22 @@ export interface StartOptions {
   store?: Store;
   /** Where withdrawals are paid out; default the manual adapter (an operator records each payout). */
   settlementAdapter?: SettlementAdapter;
+  /** How often the TLS certificate and key files are polled for a change. Default 2000 (tls.ts); tests go faster. */
+  tlsWatchIntervalMs?: number;
 }
 
-function urlFor(host: string, port: number): string {
+function urlFor(host: string, port: number, tls: boolean): string {
   const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  return `${tls ? 'https' : 'http'}://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }
 
 export async function startCoordinator(config: CoordinatorConfig, opts: StartOptions = {}): Promise<RunningCoordinator> {
   const clock = opts.clock ?? systemClock;
   const random = opts.random ?? cryptoRandom;
   const logger = opts.logger ?? createLogger(config.logLevel);
+  // Before the store opens: a bad certificate path or pair is a config error, reported before anything starts.
+  const tlsFiles: TlsFiles | null = config.tlsCertFile !== null && config.tlsKeyFile !== null ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : null;
+  const tls: TlsPair | null = tlsFiles ? loadTlsPair(tlsFiles) : null;
   const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message), policies: storePolicies(config) }));
   const ownsStore = opts.store === undefined;
   try {
@@ -63,7 +70,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     // Before the index fills: with the challenge required, a node not proven is never schedulable.
     rt.index.requireProof = config.challenge === 'required';
     const counts = await rebuildIndex(rt);
-    const app = buildApp({ store, config, clock, random, logger, runtime: rt });
+    const app = buildApp({ store, config, clock, random, logger, runtime: rt, ...(tls ? { tls } : {}) });
     const expiry = new ExpiryLoop(rt);
     const market = new MarketLoop(rt);
     const verification = new VerificationLoop(rt);
@@ -72,6 +79,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
+    const stopTlsWatch = tlsFiles ? watchTlsReload(app.server as unknown as SecureServer, tlsFiles, logger, opts.tlsWatchIntervalMs) : () => {};
     rt.scheduling.start();
     expiry.start();
     market.start();
@@ -83,6 +91,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     let closing: Promise<void> | undefined;
     const close = () => {
       closing ??= (async () => {
+        stopTlsWatch();
         rt.work.close();
         rt.logs.close();
         await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop(), challenges.stop()]);
@@ -92,9 +101,26 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       })();
       return closing;
     };
-    return { url: config.publicUrl ?? urlFor(config.host, port), port, store, config, bootstrapOperatorToken, close };
+    return { url: config.publicUrl ?? urlFor(config.host, port, tls !== null), port, store, config, bootstrapOperatorToken, close };
   } catch (err) {
     if (ownsStore) await store.close().catch(() => {});
     throw err;
   }
+}
+
+/** The part of an https.Server the reload needs. */
+interface SecureServer {
+  setSecureContext(options: SecureContextOptions): void;
+}
+
+/** New handshakes get a renewed pair; open connections keep theirs. A bad new pair is logged and the old one kept. */
+function watchTlsReload(server: SecureServer, files: TlsFiles, logger: Logger, intervalMs: number | undefined): () => void {
+  return watchTlsFiles(files, {
+    ...(intervalMs !== undefined ? { intervalMs } : {}),
+    apply: (pair) => {
+      server.setSecureContext({ cert: pair.cert, key: pair.key });
+      logger.info({ certFile: files.certFile }, 'TLS certificate reloaded');
+    },
+    onError: (err) => logger.error({ err, certFile: files.certFile, keyFile: files.keyFile }, 'TLS certificate change not applied: keeping the previous certificate'),
+  });
 }

@@ -182,3 +182,21 @@ describe('createLogger', () => {
     assert.match(out, /"nodeId":"n-1"/);
   });
 });
+
+describe('TLS files', () => {
+  test('both or neither: half a pair names the missing variable', () => {
+    const none = loadCoordinatorConfig(env);
+    assert.equal(none.tlsCertFile, null);
+    assert.equal(none.tlsKeyFile, null);
+    const both = loadCoordinatorConfig({ ...env, GPUX_TLS_CERT_FILE: '/etc/gpux/cert.pem', GPUX_TLS_KEY_FILE: '/etc/gpux/key.pem' });
+    assert.equal(both.tlsCertFile, '/etc/gpux/cert.pem');
+    assert.equal(both.tlsKeyFile, '/etc/gpux/key.pem');
+    assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_TLS_CERT_FILE: '/etc/gpux/cert.pem' }), (err: unknown) => {
+      assert.ok(err instanceof GpuxError);
+      assert.match(err.message, /GPUX_TLS_CERT_FILE is set but GPUX_TLS_KEY_FILE is not/);
+      return true;
+    });
+    assert.throws(() => loadCoordinatorConfig({ ...env, GPUX_TLS_KEY_FILE: '/etc/gpux/key.pem' }), /GPUX_TLS_KEY_FILE is set but GPUX_TLS_CERT_FILE is not/);
+    assert.throws(() => loadCoordinatorConfig(env, { tlsCertFile: '/etc/gpux/cert.pem' }), /GPUX_TLS_KEY_FILE is not/, 'overrides are checked alike');
+  });
+});

@@ -14,3 +14,4 @@ export * from './money.js';
 export * from './market-api.js';
 export * from './verification.js';
 export * from './challenge.js';
+export * from './transport-safety.js';

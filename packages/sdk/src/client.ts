@@ -22,6 +22,11 @@ export interface GpuxClientOptions {
   url: string;
   /** Bearer token of a buyer or operator account. */
   token?: string;
+  /**
+   * Send the token even over plain HTTP to a non-loopback host (a warning says what it exposes, once).
+   * Default false: such a request is refused with GpuxInsecureTransportError before anything is sent.
+   */
+  insecure?: boolean;
   fetch?: FetchLike;
   /** Per-request timeout; long polls add their wait to it. Default 30 s. */
   timeoutMs?: number;
@@ -82,7 +87,7 @@ export class GpuxClient extends GpuxAccessRoutes {
     const url = normalizeBaseUrl(opts.url);
     // Look fetch up per call by default, so a replaced global (tests, instrumentation) is honoured.
     const fetchImpl: FetchLike = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    const cfg: TransportConfig = { baseUrl: url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    const cfg: TransportConfig = { baseUrl: url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, insecure: opts.insecure === true };
     super(cfg);
     this.url = url;
     this.submitRetries = opts.submitRetries ?? 4;

@@ -24,6 +24,18 @@ export class GpuxApiError extends GpuxClientError {
   }
 }
 
+/** Refused before sending: the token would cross the network in clear (plain HTTP to a non-loopback host). */
+export class GpuxInsecureTransportError extends GpuxClientError {
+  readonly code = 'REQUEST_INVALID' as const;
+  readonly url: string;
+
+  constructor(url: string, message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
+    this.name = 'GpuxInsecureTransportError';
+    this.url = url;
+  }
+}
+
 /** The request never got an HTTP answer: refused, reset, DNS failure, or timed out. */
 export class GpuxConnectionError extends GpuxClientError {
   readonly url: string;

@@ -1,6 +1,6 @@
 /** One HTTP call to a route of ROUTES: URL building, auth, timeout, error mapping and response validation. */
-import { ErrorBody, Problem, problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
-import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxResponseError, isErrorCode } from './errors.js';
+import { assertSafeTransport, ErrorBody, InsecureTransportError, Problem, problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
+import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxInsecureTransportError, GpuxResponseError, isErrorCode } from './errors.js';
 
 /** The validated (zod output) body a route answers with. */
 export type RouteResponse<K extends RouteName> = ReturnType<(typeof ROUTES)[K]['response']['parse']>;
@@ -12,6 +12,10 @@ export interface TransportConfig {
   token: string | undefined;
   fetch: FetchLike;
   timeoutMs: number;
+  /** Accept sending the token over plain HTTP to a non-loopback host (warned once). Default false: refused. */
+  insecure?: boolean;
+  /** Set once the base URL was judged safe (or the insecure warning was shown), so the check runs once per client. */
+  transportChecked?: boolean;
 }
 
 export interface CallOptions {
@@ -80,7 +84,10 @@ export async function request(
 ): Promise<unknown> {
   const url = cfg.baseUrl + path + queryString(opts.query);
   const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
-  if (cfg.token) headers.authorization = `Bearer ${cfg.token}`;
+  if (cfg.token) {
+    guardToken(cfg);
+    headers.authorization = `Bearer ${cfg.token}`;
+  }
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
 
   const timeoutMs = opts.timeoutMs ?? cfg.timeoutMs;
@@ -128,6 +135,20 @@ export async function request(
     throw new GpuxResponseError(label, status, `${label}: the coordinator's response does not match the protocol (is it a different gpux version?)`, problems);
   }
   return parsed.data;
+}
+
+/** No secrets in clear: a bearer token goes only over https or to loopback, unless the client was built with insecure. */
+function guardToken(cfg: TransportConfig): void {
+  if (cfg.transportChecked) return;
+  let warning: string | null;
+  try {
+    warning = assertSafeTransport(cfg.baseUrl, { secret: 'a bearer token', insecure: cfg.insecure === true });
+  } catch (err) {
+    if (err instanceof InsecureTransportError) throw new GpuxInsecureTransportError(err.url, err.message, { cause: err });
+    throw err;
+  }
+  cfg.transportChecked = true;
+  if (warning) process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
 }
 
 function snippet(text: string): string {

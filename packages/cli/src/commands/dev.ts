@@ -71,6 +71,9 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
       // Simulated nodes claim GPUs they do not have and could never pass the proof-of-hardware challenge:
       // a dev network skips it unless GPUX_CHALLENGE says otherwise.
       ...(io.env.GPUX_CHALLENGE === undefined && { challenge: 'off' as const }),
+      // A dev network stays plain HTTP on loopback (issue 19), whatever GPUX_TLS_* the shell has.
+      tlsCertFile: null,
+      tlsKeyFile: null,
     });
     mkdirSync(config.dataDir, { recursive: true });
     const coord = await startCoordinator(config).catch((err: unknown) => {

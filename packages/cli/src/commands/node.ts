@@ -4,7 +4,7 @@
  */
 import { type AskView, formatAmount, type NodeView, SetAskRequest, type StakeView } from '@gpux/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { clientFor, connectionOptions, type Io, insecureAccepted, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
 import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { readProfile } from '../profile.js';
@@ -175,6 +175,7 @@ export function registerNode(program: Command, io: Io): void {
       const config = loadAgentConfig(io.env, {
         coordinatorUrl: flags.coordinator ?? fallbackUrl,
         enrollmentToken: flags.enrollmentToken,
+        ...(insecureAccepted(io) ? { insecure: true } : {}), // global --insecure or GPUX_INSECURE=1
         providerToken: flags.providerToken,
         executor: flags.executor,
         allowUnsafeProcess: flags.allowUnsafeProcess,

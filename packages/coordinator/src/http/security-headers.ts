@@ -1,7 +1,8 @@
 /**
  * Security headers on every response: a strict Content-Security-Policy (the dashboard's own origin only, for its
  * HTML; nothing at all for the API's JSON and text), no framing (frame-ancestors 'none' and X-Frame-Options DENY),
- * no MIME sniffing and no referrer.
+ * no MIME sniffing and no referrer. Over HTTPS also HSTS, so a browser that has seen the dashboard once never
+ * falls back to plain HTTP (where a token could be read on the path).
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -25,7 +26,10 @@ export const DASHBOARD_CSP = [
 /** JSON and text: nothing to load, nothing to run, never framed. */
 export const API_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export function installSecurityHeaders(app: FastifyInstance): void {
+/** One year, the usual HSTS lifetime; no includeSubDomains: the coordinator cannot speak for its siblings. */
+export const HSTS = 'max-age=31536000';
+
+export function installSecurityHeaders(app: FastifyInstance, opts: { hsts?: boolean } = {}): void {
   app.addHook('onSend', async (_req, reply, payload) => {
     const type = String(reply.getHeader('content-type') ?? '');
     // A route may set its own policy (the dashboard's not-built page); the rest get the one for their type.
@@ -34,6 +38,7 @@ export function installSecurityHeaders(app: FastifyInstance): void {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('cross-origin-opener-policy', 'same-origin');
+    if (opts.hsts) reply.header('strict-transport-security', HSTS);
     return payload;
   });
 }

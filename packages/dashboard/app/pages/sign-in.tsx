@@ -3,11 +3,15 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import type { WhoAmIResponse } from '@gpux/protocol';
 import { ApiError, api } from '../lib/api.js';
 import { signIn } from '../lib/session.js';
+import { clearTextTokenRisk } from '../lib/transport-safety.js';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (who: WhoAmIResponse) => void }) {
   const [token, setTokenText] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Plain HTTP off loopback: the token would travel in clear, so signing in takes an explicit acknowledgement.
+  const [risk] = useState(() => clearTextTokenRisk(window.location));
+  const [acceptedRisk, setAcceptedRisk] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => {
     document.title = 'Sign in · gpux';
@@ -18,6 +22,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: WhoAmIResponse) => vo
     e.preventDefault();
     const t = token.trim();
     if (!t) return setError('Paste a token first.');
+    if (risk && !acceptedRisk) return setError('Tick the box to send the token over plain HTTP, or open this page over HTTPS.');
     setBusy(true);
     setError(null);
     try {
@@ -57,12 +62,20 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: WhoAmIResponse) => vo
         <p id="token-help" className="hint">
           <code>gpux dev</code> prints an operator and a buyer token. The token stays in this tab only.
         </p>
+        {risk ? (
+          <div className="warning" role="note" data-testid="cleartext-warning">
+            <p>{risk}</p>
+            <label className="check">
+              <input type="checkbox" checked={acceptedRisk} onChange={(e) => setAcceptedRisk(e.target.checked)} />I understand: send my token in clear anyway
+            </label>
+          </div>
+        ) : null}
         {error ? (
           <p className="error" role="alert">
             {error}
           </p>
         ) : null}
-        <button type="submit" className="btn" disabled={busy}>
+        <button type="submit" className="btn" disabled={busy || (risk !== null && !acceptedRisk)}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
