@@ -16,59 +16,32 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACCOUNTS, type JobRecord } from '@gpux/core';
-import { type Assignment, JobSpec, type JobSpecInput, WorkResponse } from '@gpux/protocol';
+import { type Assignment, JobSpec, type JobSpecInput } from '@gpux/protocol';
 import { requirePostgres, startPostgres } from '@gpux/testing';
 import { loadCoordinatorConfig } from '../src/config.js';
 import { canaryFit } from '../src/store/canary-catalog.js';
 import { cryptoRandom } from '../src/random.js';
-import { call, gpuAd, type Harness, report, spec, startHarness, TestAgent, waitFor } from './helpers.js';
+import { call, gpuAd, type Harness, LoopingAgent, report, spec, startHarness, waitFor } from './helpers.js';
 
 const USDC = 1_000_000;
 const STAKE = 500 * USDC;
 const PROVIDERS = 6;
 
 /** A signed fake node: heartbeats, takes work, answers honestly unless `liesOn` says otherwise. */
-class Node extends TestAgent {
-  held = new Set<string>();
+class Node extends LoopingAgent {
   token = '';
   providerId = '';
   seen: Assignment[] = [];
   liesOn: (name: string) => boolean = () => false;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
   constructor(url: string) {
     super(url, gpuAd(`canary-${Math.random().toString(36).slice(2, 8)}`));
   }
-  run(): void {
-    this.timer = setInterval(() => void this.heartbeat([...this.held]).catch(() => undefined), 150);
-    const loop = async () => {
-      while (!this.stopped) {
-        try {
-          const res = await this.work(200);
-          if (res.status !== 200) {
-            await new Promise((r) => setTimeout(r, 100));
-            continue;
-          }
-          for (const a of WorkResponse.parse(res.body).assignments) {
-            if (this.held.has(a.attemptId)) continue;
-            this.held.add(a.attemptId);
-            this.seen.push(a);
-            await this.start(a.attemptId);
-            const name = a.spec.name;
-            const out = this.liesOn(name) ? `not really ${name}\n` : `${name}: ${a.spec.command.join(' ')}\n`;
-            await this.result(a.attemptId, report('succeeded', { 'out/answer.txt': out }));
-            this.held.delete(a.attemptId);
-          }
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    };
-    void loop();
-  }
-  stop(): void {
-    this.stopped = true;
-    clearInterval(this.timer);
+  protected async handle(a: Assignment): Promise<void> {
+    this.seen.push(a);
+    await this.start(a.attemptId);
+    const name = a.spec.name;
+    const out = this.liesOn(name) ? `not really ${name}\n` : `${name}: ${a.spec.command.join(' ')}\n`;
+    await this.result(a.attemptId, report('succeeded', { 'out/answer.txt': out }));
   }
 }
 

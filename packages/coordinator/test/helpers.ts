@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '@gpux/core';
 import {
+  type Assignment,
   generateNodeKeyPair,
   type JobSpecInput,
   type LogEntry,
@@ -18,6 +19,7 @@ import {
   type ResultReport,
   sha256Hex,
   signRequest,
+  WorkResponse,
 } from '@gpux/protocol';
 import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js';
 import { type RunningCoordinator, type StartOptions, startCoordinator } from '../src/start.js';
@@ -233,5 +235,45 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false | null>
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * A TestAgent that runs like a node: heartbeats listing what it holds, long-polls for work and hands each
+ * assignment to `handle` (which starts the attempt and reports its result), until stopped.
+ */
+export abstract class LoopingAgent extends TestAgent {
+  readonly held = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  protected abstract handle(a: Assignment): Promise<void>;
+
+  run(): void {
+    this.timer = setInterval(() => void this.heartbeat([...this.held]).catch(() => undefined), 150);
+    void (async () => {
+      while (!this.stopped) {
+        try {
+          const res = await this.work(200);
+          if (res.status !== 200) {
+            await new Promise((r) => setTimeout(r, 100));
+            continue;
+          }
+          for (const a of WorkResponse.parse(res.body).assignments) {
+            if (this.held.has(a.attemptId)) continue;
+            this.held.add(a.attemptId);
+            await this.handle(a);
+            this.held.delete(a.attemptId);
+          }
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    })();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
   }
 }

@@ -9,19 +9,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACCOUNTS, type TransferRecord } from '@gpux/core';
-import { GetJobResponse, TreasuryResponse, WalletResponse, WorkResponse } from '@gpux/protocol';
+import { type Assignment, GetJobResponse, TreasuryResponse, WalletResponse } from '@gpux/protocol';
 import { requirePostgres, startPostgres } from '@gpux/testing';
-import { call, gpuAd, type Harness, report, type SignOpts, spec, startHarness, TestAgent, waitFor } from './helpers.js';
+import { call, gpuAd, type Harness, LoopingAgent, report, type SignOpts, spec, startHarness, waitFor } from './helpers.js';
 
 const USDC = 1_000_000;
 const WINDOW_S = 60;
 
 /** An honest signed fake node that heartbeats and runs what it is given (signing with the coordinator's clock). */
-class HonestNode extends TestAgent {
+class HonestNode extends LoopingAgent {
   token = '';
-  private held = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
   constructor(
     url: string,
     private readonly now: () => number,
@@ -31,31 +28,9 @@ class HonestNode extends TestAgent {
   override request(method: 'GET' | 'POST', path: string, body?: unknown, o: SignOpts = {}) {
     return super.request(method, path, body, { timestamp: this.now(), ...o });
   }
-  run(): void {
-    this.timer = setInterval(() => void this.heartbeat([...this.held]).catch(() => undefined), 150);
-    void (async () => {
-      while (!this.stopped) {
-        try {
-          const res = await this.work(200);
-          if (res.status !== 200) {
-            await new Promise((r) => setTimeout(r, 100));
-            continue;
-          }
-          for (const a of WorkResponse.parse(res.body).assignments) {
-            this.held.add(a.attemptId);
-            await this.start(a.attemptId);
-            await this.result(a.attemptId, report('succeeded', { 'out/answer.txt': `${a.spec.name}\n` }));
-            this.held.delete(a.attemptId);
-          }
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    })();
-  }
-  stop(): void {
-    this.stopped = true;
-    clearInterval(this.timer);
+  protected async handle(a: Assignment): Promise<void> {
+    await this.start(a.attemptId);
+    await this.result(a.attemptId, report('succeeded', { 'out/answer.txt': `${a.spec.name}\n` }));
   }
 }
 

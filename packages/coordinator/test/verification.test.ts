@@ -20,10 +20,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACCOUNTS, REPORTER_SHARE_BPS } from '@gpux/core';
-import { BillResponse, GetJobResponse, type JobSpecInput, WorkResponse } from '@gpux/protocol';
+import { type Assignment, BillResponse, GetJobResponse, type JobSpecInput } from '@gpux/protocol';
 import { requirePostgres, startPostgres } from '@gpux/testing';
 import { cryptoRandom } from '../src/random.js';
-import { call, gpuAd, type Harness, report, type SignOpts, spec, startHarness, TestAgent, waitFor } from './helpers.js';
+import { call, gpuAd, type Harness, LoopingAgent, report, type SignOpts, spec, startHarness, waitFor } from './helpers.js';
 
 const USDC = 1_000_000;
 const STAKE = 500 * USDC;
@@ -36,14 +36,11 @@ type Act = 'honest' | 'lie' | 'fail' | 'stamp';
 type Rule = (n: number, node: Node) => Act;
 
 /** A signed fake node that heartbeats, takes work and reports as the world's rule for the job's spec says. */
-class Node extends TestAgent {
-  held = new Set<string>();
+class Node extends LoopingAgent {
   /** Set by the test once the coordinator banned it (no more runs expected of it). */
   banned = false;
   token = '';
   providerId = '';
-  private timers: NodeJS.Timeout[] = [];
-  private stopped = false;
   constructor(
     url: string,
     private readonly world: World,
@@ -54,26 +51,8 @@ class Node extends TestAgent {
   override request(method: 'GET' | 'POST', path: string, body?: unknown, o: SignOpts = {}) {
     return super.request(method, path, body, { timestamp: this.world.now(), ...o });
   }
-  run(): void {
-    this.timers.push(setInterval(() => void this.heartbeat([...this.held]).catch(() => undefined), 150));
-    const loop = async () => {
-      while (!this.stopped) {
-        try {
-          const res = await this.work(200);
-          if (res.status !== 200) {
-            await new Promise((r) => setTimeout(r, 100));
-            continue;
-          }
-          for (const a of WorkResponse.parse(res.body).assignments) {
-            this.held.add(a.attemptId);
-            await this.perform(a.attemptId, a.spec.name, a.spec.command ?? [], a.spec.inputs ?? []);
-          }
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    };
-    void loop();
+  protected handle(a: Assignment): Promise<void> {
+    return this.perform(a.attemptId, a.spec.name, a.spec.command ?? [], a.spec.inputs ?? []);
   }
   private async perform(attemptId: string, name: string, command: readonly string[], inputs: ReadonlyArray<{ path: string; content: string; encoding?: string }>): Promise<void> {
     if (name.startsWith('checker:')) {
@@ -81,7 +60,6 @@ class Node extends TestAgent {
       const exit = this.world.checker(inputs);
       await this.start(attemptId);
       await this.result(attemptId, report(exit === 0 ? 'succeeded' : 'failed', {}, exit));
-      this.held.delete(attemptId);
       return;
     }
     const n = this.world.seen.get(name) ?? 0;
@@ -91,11 +69,6 @@ class Node extends TestAgent {
     if (act === 'fail') await this.result(attemptId, { ...report('failed', {}, null), error: 'executor crashed (test)' });
     else if (act === 'stamp') await this.result(attemptId, report('succeeded', { 'out/answer.txt': `${name}: ${command.join(' ')}\nat ${Date.now()}.${Math.random()}\n` }));
     else await this.result(attemptId, report('succeeded', { 'out/answer.txt': act === 'lie' ? `not really ${name}\n` : `${name}: ${command.join(' ')}\n` }));
-    this.held.delete(attemptId);
-  }
-  stop(): void {
-    this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
   }
 }
 
