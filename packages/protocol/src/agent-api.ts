@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ChallengeAssignment } from './challenge.js';
 import { BoundedEventData } from './bounded-data.js';
 import { CommitmentSignature, ResultCommitment } from './commitment.js';
+import { Fingerprint, Seal, SealedCancel } from './coordinator-identity.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdvertisement } from './node.js';
@@ -39,6 +40,14 @@ export const RegisterResponse = z.object({
   heartbeatIntervalMs: z.number().int(),
   leaseTtlMs: z.number().int(),
   serverTime: z.number().int(),
+  coordinator: z
+    .object({
+      publicKey: z.string().describe("The coordinator's signing key now, base64 of 32 raw bytes"),
+      fingerprint: Fingerprint,
+      seal: Seal.describe('Over {kind: registration, nodeId, nodePublicKey, serverTime}: proves the answer comes from the key'),
+    })
+    .optional()
+    .describe("The coordinator's identity (issue 19): the agent checks it against the key it pinned and refuses a coordinator it does not trust"),
 });
 export type RegisterResponse = z.infer<typeof RegisterResponse>;
 
@@ -48,7 +57,7 @@ export const HeartbeatRequest = z.object({
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 export const HeartbeatResponse = z.object({
-  cancel: z.array(z.string()).describe('Attempts to stop now (job cancelled, or the lease was lost)'),
+  cancel: z.array(SealedCancel).max(1024).describe('Attempts to stop now (job cancelled, or the lease was lost), each sealed by the coordinator'),
   challenge: ChallengeAssignment.optional().describe('A proof-of-hardware challenge to run now (issue 12); absent: none pending'),
   heartbeatIntervalMs: z.number().int(),
   serverTime: z.number().int(),
@@ -71,17 +80,22 @@ export const Assignment = z.object({
   gpuIndices: z.array(z.number().int()),
   leaseExpiresAt: z.number().int(),
   gang: GangAssignment.optional().describe('Set for members of a gang job (spec.nodes > 1); the agent passes GPUX_RANK, GPUX_WORLD_SIZE, GPUX_PEERS'),
+  seal: Seal.optional().describe('The coordinator signature over the attempt, job, node, spec digest, GPUs, lease and gang (issue 19); the agent refuses an assignment without a valid one'),
 });
 export type Assignment = z.infer<typeof Assignment>;
 
 export const WorkQuery = z.object({ waitMs: z.coerce.number().int().min(0).max(60000).default(25000) });
 export const WorkResponse = z.object({
   assignments: z.array(Assignment),
-  cancel: z.array(z.string()).optional().describe('Attempts of this node to stop now (their job was cancelled); a cancel wakes the long-poll'),
+  cancel: z.array(SealedCancel).max(1024).optional().describe('Attempts of this node to stop now (their job was cancelled), each sealed; a cancel wakes the long-poll'),
 });
 export type WorkResponse = z.infer<typeof WorkResponse>;
 
-export const StartAttemptResponse = z.object({ ok: z.literal(true), cancel: z.boolean().describe('The job was cancelled meanwhile: stop it') });
+export const StartAttemptResponse = z.object({
+  ok: z.literal(true),
+  cancel: z.boolean().describe('The job was cancelled meanwhile: stop it'),
+  cancelSeal: Seal.optional().describe('With cancel: the sealed cancel order the agent verifies before stopping'),
+});
 export type StartAttemptResponse = z.infer<typeof StartAttemptResponse>;
 
 export const LogBatch = z.object({ entries: z.array(LogEntry).min(1).max(1000) });
@@ -89,6 +103,7 @@ export type LogBatch = z.infer<typeof LogBatch>;
 export const LogBatchResponse = z.object({
   accepted: z.number().int(),
   cancel: z.boolean(),
+  cancelSeal: Seal.optional().describe('With cancel: the sealed cancel order the agent verifies before stopping'),
   truncated: z.boolean().optional().describe("The attempt's log budget is spent: entries past it are dropped (the coordinator stored one marker); stop sending"),
 });
 export type LogBatchResponse = z.infer<typeof LogBatchResponse>;

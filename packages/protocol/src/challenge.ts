@@ -14,6 +14,7 @@
  *    and the time against the claimed class's table. The response is the verdict.
  */
 import { z } from 'zod';
+import { Seal } from './coordinator-identity.js';
 
 export const MAX_CHALLENGE_GPUS = 64;
 export const MAX_CHALLENGE_PRODUCTS = 4096;
@@ -30,6 +31,7 @@ export const ChallengeAssignment = z.object({
   gpuIndices: z.array(z.number().int().min(0)).max(MAX_CHALLENGE_GPUS).describe('Every GPU the node advertises (empty: a CPU-only node proves its CPU)'),
   issuedAt: z.number().int(),
   deadlineAt: z.number().int().describe('Digests after this instant fail the challenge'),
+  seal: Seal.optional().describe('The coordinator signature (kind challenge) over this assignment without the seal; sealed until deadlineAt'),
 });
 export type ChallengeAssignment = z.infer<typeof ChallengeAssignment>;
 

@@ -15,3 +15,4 @@ export * from './market-api.js';
 export * from './verification.js';
 export * from './challenge.js';
 export * from './transport-safety.js';
+export * from './coordinator-identity.js';

@@ -5,6 +5,7 @@ import * as agent from './agent-api.js';
 import * as challenge from './challenge.js';
 import * as api from './api.js';
 import * as commitment from './commitment.js';
+import * as identity from './coordinator-identity.js';
 import * as market from './market-api.js';
 import * as node from './node.js';
 import * as verification from './verification.js';
@@ -69,6 +70,8 @@ export const ROUTES = {
   treasury: r({ method: 'GET', path: '/v1/treasury', auth: 'operator', summary: 'Treasury balance and ledger totals per asset, with the invariant check', response: market.TreasuryResponse }),
   ledger: r({ method: 'GET', path: '/v1/ledger', auth: 'operator', summary: 'Ledger transfers with their postings, newest first', query: market.LedgerQuery, response: market.LedgerResponse }),
 
+  coordinatorIdentity: r({ method: 'GET', path: '/v1/coordinator/identity', auth: 'none', summary: "The coordinator's signing key and its endorsement chain (agents follow a key rotation through it)", response: identity.CoordinatorIdentityResponse }),
+  refuseAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/refuse', auth: 'node', summary: 'The node refuses an assignment it could not verify; the attempt ends and the job is queued again (no penalty)', body: identity.RefuseAttemptRequest, response: identity.RefuseAttemptResponse }),
   register: r({ method: 'POST', path: '/v1/agent/register', auth: 'node', summary: 'Register or re-register a node (signed with the key in the body)', body: agent.RegisterRequest, response: agent.RegisterResponse }),
   heartbeat: r({ method: 'POST', path: '/v1/agent/heartbeat', auth: 'node', summary: 'Renew the node and its leases; returns attempts to cancel', body: agent.HeartbeatRequest, response: agent.HeartbeatResponse }),
   work: r({ method: 'GET', path: '/v1/agent/work', auth: 'node', summary: 'Long-poll for assignments', query: agent.WorkQuery, response: agent.WorkResponse }),
