@@ -2,7 +2,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { GpuxError } from '@gpux/core';
-import { assertSafeTransport, InsecureTransportError, type Problem } from '@gpux/protocol';
+import { assertSafeTransport, Fingerprint, InsecureTransportError, type Problem } from '@gpux/protocol';
+import { normalizePin } from '@gpux/protocol/tls-fetch';
 import { CHALLENGE_RUNNER_SETTINGS, type ChallengeRunnerSetting } from './challenge/choose.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 
@@ -22,6 +23,19 @@ export interface AgentConfig {
    * refused, because the enrollment token would cross the network in clear (anyone on the path could reuse it).
    */
   insecure?: boolean;
+  /**
+   * GPUX_COORDINATOR_KEY / --coordinator-key: fingerprint (64 hex, sha256 of the raw public key) of the coordinator
+   * key to pin (issue 19). Default: the one inside the enrollment token, else the key of the first registration
+   * answer (trust on first use, warned). Once pinned (<dataDir>/coordinator-keys.json), a different value refuses to start.
+   */
+  coordinatorKey?: string;
+  /** GPUX_CA_FILE / --ca-file: PEM bundle of the CAs to trust for an https coordinator, instead of the system's roots. */
+  caFile?: string;
+  /**
+   * GPUX_COORDINATOR_CERT_SHA256 / --coordinator-cert-sha256 FP[,FP]: certificate pinning, on top of normal TLS
+   * verification: one certificate of the coordinator's chain (its own, or an issuing CA's) must have one of these sha256 fingerprints.
+   */
+  coordinatorCertSha256?: string[];
   /** GPUX_NODE_DIR / --data-dir. Default `$GPUX_HOME/node` ($GPUX_HOME defaults to ~/.gpux). Holds the key and work dirs. */
   dataDir: string;
   /** GPUX_NODE_EXECUTOR / --executor. 'docker' (default: jobs run isolated in containers), 'process' (host processes, trusted jobs only) or 'simulated'. */
@@ -77,6 +91,9 @@ export interface AgentConfigOverrides {
   coordinatorUrl?: string;
   enrollmentToken?: string;
   insecure?: boolean | string;
+  coordinatorKey?: string;
+  caFile?: string;
+  coordinatorCertSha256?: string | string[];
   /** Replaced by enrollmentToken: refused with a message saying so. */
   providerToken?: string;
   dataDir?: string;
@@ -170,7 +187,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   }
   const insecure = toBool(pick(overrides.insecure, 'GPUX_INSECURE'), 'insecure', bad) ?? false;
   // No secrets in clear: the enrollment token goes only over https or to loopback (issue 19). The signed node
-  // requests after it carry no secret and stay allowed; pinning the coordinator's identity is later work.
+  // requests after it carry no secret and stay allowed: the agent obeys only orders sealed by its pinned coordinator key.
   if (enrollmentToken !== undefined && coordinatorUrl) {
     try {
       assertSafeTransport(coordinatorUrl, { secret: 'an enrollment token', insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
@@ -178,6 +195,15 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
       if (!(e instanceof InsecureTransportError)) throw e;
       bad('coordinatorUrl', e.message);
     }
+  }
+  const coordinatorKey = pick(overrides.coordinatorKey, 'GPUX_COORDINATOR_KEY')?.toLowerCase();
+  if (coordinatorKey !== undefined && !Fingerprint.safeParse(coordinatorKey).success) {
+    bad('coordinatorKey', `"${coordinatorKey}" is not a key fingerprint: 64 hex characters, as the coordinator's operator gives it (GET /v1/coordinator/identity shows it)`);
+  }
+  const caFile = pick(overrides.caFile, 'GPUX_CA_FILE');
+  const certPins = certPinList(pick(overrides.coordinatorCertSha256, 'GPUX_COORDINATOR_CERT_SHA256'), bad);
+  if (certPins.length > 0 && coordinatorUrl && !coordinatorUrl.startsWith('https:')) {
+    bad('coordinatorCertSha256', `certificate pins need an https coordinator URL (got ${coordinatorUrl})`);
   }
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
@@ -215,6 +241,9 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   if (name !== undefined) config.name = name;
   if (enrollmentToken !== undefined) config.enrollmentToken = enrollmentToken;
   if (insecure) config.insecure = true;
+  if (coordinatorKey !== undefined) config.coordinatorKey = coordinatorKey;
+  if (caFile !== undefined) config.caFile = caFile;
+  if (certPins.length > 0) config.coordinatorCertSha256 = certPins;
   return config;
 }
 
@@ -239,6 +268,20 @@ function patternList(v: string | string[] | undefined, path: string, bad: (p: st
   const list = (Array.isArray(v) ? v : v.split(',')).map((p) => p.trim()).filter(Boolean);
   for (const p of list) if (!/^[A-Za-z0-9*][A-Za-z0-9._:/@*-]*$/.test(p)) bad(path, `"${p}" is not an image pattern (e.g. docker.io/library/*, ghcr.io/org/*, busybox:1.36)`);
   return list;
+}
+
+/** "AB:CD:…,abcd…" → normalized sha256 fingerprints (64 lowercase hex). */
+function certPinList(v: string | string[] | undefined, bad: (p: string, m: string) => void): string[] {
+  if (v === undefined) return [];
+  const out: string[] = [];
+  for (const raw of (Array.isArray(v) ? v : v.split(',')).map((p) => p.trim()).filter(Boolean)) {
+    try {
+      out.push(normalizePin(raw));
+    } catch (e) {
+      bad('coordinatorCertSha256', (e as Error).message);
+    }
+  }
+  return out;
 }
 
 /** The Docker engine's unix socket: an explicit path wins, then DOCKER_HOST (unix:// only), then the usual path. */

@@ -8,6 +8,7 @@ import {
   ChallengeDigestsResponse,
   type ChallengeRevealRequest,
   ChallengeVerdict,
+  CoordinatorIdentityResponse,
   ErrorBody,
   type ErrorCode,
   InsecureTransportError,
@@ -15,6 +16,7 @@ import {
   type LogEntry,
   LogBatchResponse,
   type NodeAdvertisementInput,
+  RefuseAttemptResponse,
   RegisterResponse,
   type ResultReport,
   ResultResponse,
@@ -62,7 +64,7 @@ export interface CoordinatorClientOptions {
 
 export class CoordinatorClient {
   private readonly base: string;
-  private readonly identity: NodeIdentity;
+  private readonly nodeIdentity: NodeIdentity;
   private readonly doFetch: typeof fetch;
   private readonly timeoutMs: number;
   private readonly enrollmentToken: string | undefined;
@@ -71,7 +73,7 @@ export class CoordinatorClient {
 
   constructor(opts: CoordinatorClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.identity = opts.identity;
+    this.nodeIdentity = opts.identity;
     this.doFetch = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.enrollmentToken = opts.enrollmentToken;
@@ -81,7 +83,7 @@ export class CoordinatorClient {
   async register(advertisement: NodeAdvertisementInput): Promise<RegisterResponse> {
     if (this.enrollmentToken) this.guardEnrollmentToken();
     return this.call('POST', ROUTES.register.path, RegisterResponse, {
-      publicKey: this.identity.publicKey,
+      publicKey: this.nodeIdentity.publicKey,
       advertisement,
       ...(this.enrollmentToken ? { enrollmentToken: this.enrollmentToken } : {}),
     });
@@ -110,12 +112,25 @@ export class CoordinatorClient {
     return this.call('POST', withId(ROUTES.attemptEvents.path, attemptId), AttemptEventBatchResponse, batch);
   }
 
-  /** This node's id and its signature over a result commitment (sent with the result report). */
+  /** The node refuses an assignment it could not verify (issue 19): the attempt ends and the job is queued again. */
+  refuse(attemptId: string, reason: string): Promise<RefuseAttemptResponse> {
+    return this.call('POST', withId(ROUTES.refuseAttempt.path, attemptId), RefuseAttemptResponse, { reason: reason.slice(0, 512) });
+  }
+
+  /** The coordinator's signing key and endorsement chain (unauthenticated; the agent trusts only what its pinned keys endorse). */
+  identity(): Promise<CoordinatorIdentityResponse> {
+    return this.call('GET', ROUTES.coordinatorIdentity.path, CoordinatorIdentityResponse);
+  }
+
+  /** This node's id and public key, and its signature over a result commitment (sent with the result report). */
   get nodeId(): string {
-    return this.identity.nodeId;
+    return this.nodeIdentity.nodeId;
+  }
+  get publicKey(): string {
+    return this.nodeIdentity.publicKey;
   }
   signCommitment(c: ResultCommitment): string {
-    return signCommitment(c, this.identity.privateKeyPem);
+    return signCommitment(c, this.nodeIdentity.privateKeyPem);
   }
 
   result(attemptId: string, report: ResultReport): Promise<ResultResponse> {
@@ -134,8 +149,8 @@ export class CoordinatorClient {
 
   /**
    * No secrets in clear (issue 19): the enrollment token goes only over https or to loopback unless insecure.
-   * The signed requests after registration carry no secret and stay allowed over plain HTTP, although they take
-   * work from whoever answers at the URL: verifying the coordinator's identity (signed assignments) is later work.
+   * The signed requests after registration carry no secret and stay allowed over plain HTTP: the agent acts only
+   * on orders sealed by the coordinator key it pinned (coordinator-trust.ts), whoever answers at the URL.
    */
   private guardEnrollmentToken(): void {
     let warning: string | null;
@@ -162,7 +177,7 @@ export class CoordinatorClient {
     const text = body === undefined ? '' : JSON.stringify(body);
     const parsedUrl = new URL(url);
     const signedPath = parsedUrl.pathname + parsedUrl.search; // exactly what the server sees as the request path
-    const headers: Record<string, string> = signRequest({ method, path: signedPath, body: text, nodeId: this.identity.nodeId }, this.identity.privateKeyPem);
+    const headers: Record<string, string> = signRequest({ method, path: signedPath, body: text, nodeId: this.nodeIdentity.nodeId }, this.nodeIdentity.privateKeyPem);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;

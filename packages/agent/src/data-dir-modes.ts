@@ -1,14 +1,16 @@
 /**
- * The node's data dir holds its private key and the attempts' work dirs (inputs, outputs): 0700, the key 0600,
+ * The node's data dir holds its private key, the pinned coordinator keys and the attempts' work dirs: 0700, the key files 0600,
  * whatever the umask. An existing dir or key found open to other local users is tightened at start, with a notice.
  */
 import { chmod, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { COORDINATOR_KEYS_FILE } from './coordinator-keys-file.js';
 import { KEY_FILE } from './identity.js';
 
 export async function secureNodeDataDir(dataDir: string, notice: (message: string) => void): Promise<void> {
   await tighten(dataDir, 0o700, notice, true);
   await tighten(join(dataDir, KEY_FILE), 0o600, notice, false);
+  await tighten(join(dataDir, COORDINATOR_KEYS_FILE), 0o600, notice, false); // whoever writes it chooses whom the node obeys
   await tighten(join(dataDir, 'work'), 0o700, notice, true);
 }
 

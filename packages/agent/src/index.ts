@@ -2,6 +2,9 @@
 export { buildAdvertisement, simulatedGpus } from './advertisement.js';
 export { startAgent, type StartAgentOptions } from './agent.js';
 export { type AgentConfig, type AgentConfigOverrides, type ExecutorKind, loadAgentConfig, parseLabels } from './config.js';
+export { COORDINATOR_KEYS_FILE, type PinnedKey, type PinSource, readPinnedKeys } from './coordinator-keys-file.js';
+export { CoordinatorNotTrustedError, CoordinatorTrust, type CoordinatorTrustOptions, IDENTITY_FETCH_INTERVAL_MS, type OrderTrust } from './coordinator-trust.js';
+export { assignmentOrder, cancelOrder, challengeOrder } from './orders.js';
 export { CoordinatorApiError, CoordinatorClient, type CoordinatorClientOptions, CoordinatorUnreachableError, isUnreachable } from './coordinator-client.js';
 export * from './detect/index.js';
 export * from './executors/docker/index.js';

@@ -7,9 +7,13 @@ import { describe, test } from 'node:test';
 import { systemClock } from '@gpux/core';
 import type { ChallengeAssignment, NodeAdvertisementInput } from '@gpux/protocol';
 import type { CoordinatorClient } from '../src/coordinator-client.js';
-import { CpuChallengeRunner, SimulatedExecutor, seededRandom, silentLogger } from '../src/index.js';
+import { CoordinatorTrust, CpuChallengeRunner, SimulatedExecutor, seededRandom, silentLogger } from '../src/index.js';
 import { NodeAgent } from '../src/loop/node-agent.js';
 import { assignment, CheckingCoordinator } from './challenge-helpers.js';
+import { chainLink, coordinatorKey, registrationAnswer, sealChallenge, testKey } from './coordinator-seal.js';
+import { tempDir } from './helpers.js';
+
+const NODE = { nodeId: 'n-test', publicKey: 'node-public-key' };
 
 const advertisement = { hostname: 'h', os: 'linux', arch: 'x64', cpuCores: 2, memoryMb: 4096, gpus: [], executors: ['simulated'], agentVersion: '0' } as unknown as NodeAdvertisementInput;
 
@@ -20,8 +24,9 @@ function fakeClient(a: ChallengeAssignment) {
   let heartbeatsWhileComputing = 0;
   let digestCalls = 0;
   const client = {
-    nodeId: 'n-test',
-    register: async () => ({ nodeId: 'n-test', heartbeatIntervalMs: 100, leaseTtlMs: 10_000, serverTime: Date.now() }),
+    nodeId: NODE.nodeId,
+    publicKey: NODE.publicKey,
+    register: async () => registrationAnswer(NODE),
     heartbeat: async () => {
       heartbeats++;
       if (digestCalls === 0 && heartbeats > 1) heartbeatsWhileComputing++;
@@ -42,18 +47,32 @@ function fakeClient(a: ChallengeAssignment) {
       return coord.challengeDigests(id, body);
     },
     challengeReveal: (id: string, body: Parameters<CheckingCoordinator['challengeReveal']>[1]) => coord.challengeReveal(id, body),
+    identity: async () => ({ signingKey: testKey.keyId, keys: [chainLink(testKey, null)] }),
   };
   return { coord, client: client as unknown as CoordinatorClient, stats: () => ({ heartbeats, heartbeatsWhileComputing, digestCalls }) };
 }
 
+/** The node's trust, pinned to the test coordinator key by --coordinator-key. */
+async function trustIn(t: { after(fn: () => unknown): void }, client: CoordinatorClient): Promise<CoordinatorTrust> {
+  return CoordinatorTrust.open({
+    dataDir: await tempDir(t),
+    coordinatorUrl: 'http://fake',
+    coordinatorKey: testKey.keyId,
+    clock: systemClock,
+    logger: silentLogger,
+    fetchIdentity: () => client.identity(),
+  });
+}
+
 describe('agent loop: proof-of-hardware challenge', () => {
-  test('runs the heartbeat’s challenge once, keeps heartbeating while computing, and gets a verdict', async () => {
+  test('runs the heartbeat’s challenge once, keeps heartbeating while computing, and gets a verdict', async (t) => {
     // Big enough to take a few heartbeat intervals on the worker (n = 256: ~60 ms a product here).
-    const a = assignment({ n: 256, products: 12, rowBlock: 16 });
+    const a = sealChallenge(assignment({ n: 256, products: 12, rowBlock: 16 }), NODE.nodeId);
     const { coord, client, stats } = fakeClient(a);
     const agent = new NodeAgent({
-      nodeId: 'n-test',
+      nodeId: NODE.nodeId,
       client,
+      trust: await trustIn(t, client),
       executor: new SimulatedExecutor(),
       advertisement,
       clock: systemClock,
@@ -75,4 +94,40 @@ describe('agent loop: proof-of-hardware challenge', () => {
       await agent.stop();
     }
   });
+});
+
+describe('agent loop: a challenge the coordinator did not seal', () => {
+  for (const [what, seal] of [
+    ['unsigned', (c: ChallengeAssignment) => ({ ...c, seal: undefined })],
+    ['signed by another key', (c: ChallengeAssignment) => sealChallenge(c, NODE.nodeId, coordinatorKey())],
+    ['altered after sealing (its seed)', (c: ChallengeAssignment) => ({ ...sealChallenge(c, NODE.nodeId), seed: '77'.repeat(32) })],
+  ] as const) {
+    test(`${what}: never computed`, async (t) => {
+      const a = seal(assignment({ n: 32, products: 1, rowBlock: 4 }));
+      const { client, stats } = fakeClient(a);
+      const agent = new NodeAgent({
+        nodeId: NODE.nodeId,
+        client,
+        trust: await trustIn(t, client),
+        executor: new SimulatedExecutor(),
+        advertisement,
+        clock: systemClock,
+        random: seededRandom(1),
+        logger: silentLogger,
+        pollWaitMs: 200,
+        gracefulTimeoutMs: 1000,
+        challenge: new CpuChallengeRunner(),
+      });
+      await agent.registerFirst();
+      agent.startLoops();
+      try {
+        const deadline = Date.now() + 10_000;
+        while (stats().heartbeats < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        assert.ok(stats().heartbeats >= 5, 'heartbeats went on');
+        assert.equal(stats().digestCalls, 0);
+      } finally {
+        await agent.stop();
+      }
+    });
+  }
 });

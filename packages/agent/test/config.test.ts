@@ -113,6 +113,19 @@ describe('loadAgentConfig', () => {
     assert.deepEqual(paths.sort(), ['allowNetwork', 'imageAllow', 'pidsLimit']);
   });
 
+  test('coordinator identity and TLS: --coordinator-key, --ca-file, --coordinator-cert-sha256 (issue 19)', () => {
+    const fp = 'AB'.repeat(32);
+    const pin = Array.from({ length: 32 }, () => 'CD').join(':');
+    const c = loadAgentConfig({ GPUX_COORDINATOR_URL: 'https://c', GPUX_COORDINATOR_KEY: fp, GPUX_CA_FILE: '/etc/gpux/ca.pem', GPUX_COORDINATOR_CERT_SHA256: `${pin}, ${'ef'.repeat(32)}` });
+    assert.equal(c.coordinatorKey, 'ab'.repeat(32));
+    assert.equal(c.caFile, '/etc/gpux/ca.pem');
+    assert.deepEqual(c.coordinatorCertSha256, ['cd'.repeat(32), 'ef'.repeat(32)]);
+    assert.equal(loadAgentConfig({ GPUX_COORDINATOR_KEY: fp }, { coordinatorUrl: 'https://c', coordinatorKey: 'ef'.repeat(32) }).coordinatorKey, 'ef'.repeat(32));
+    assert.throws(() => loadAgentConfig({}, { coordinatorUrl: 'https://c', coordinatorKey: 'abc' }), /coordinatorKey: "abc" is not a key fingerprint: 64 hex characters/);
+    assert.deepEqual(problemsOf(() => loadAgentConfig({}, { coordinatorUrl: 'https://c', coordinatorCertSha256: 'nope' })), ['coordinatorCertSha256']);
+    assert.throws(() => loadAgentConfig({}, { coordinatorUrl: 'http://127.0.0.1:1', coordinatorCertSha256: 'ef'.repeat(32) }), /certificate pins need an https coordinator URL/);
+  });
+
   test('every bad value is reported at once', () => {
     const paths = problemsOf(() =>
       loadAgentConfig({ GPUX_NODE_LABELS: 'ok=1,broken', GPUX_LOG_LEVEL: 'loud', GPUX_SIM_GPUS: '-1', GPUX_ALLOW_UNSAFE_PROCESS: 'maybe' }, { executor: 'kubernetes' }),

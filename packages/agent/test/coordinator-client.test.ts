@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { buildCommitment, publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
+import { buildCommitment, keyFingerprint, publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
 import { CoordinatorApiError, CoordinatorClient, CoordinatorUnreachableError, loadOrCreateIdentity } from '../src/index.js';
 import { tempDir } from './helpers.js';
 
@@ -45,10 +45,10 @@ describe('CoordinatorClient', () => {
     const { url, seen } = await server(t, identity.publicKey, (req) => {
       if (req.url.startsWith('/v1/agent/work')) return [200, { assignments: [] }];
       if (req.url.endsWith('/start')) return [200, { ok: true, cancel: false }];
-      return [200, { cancel: ['a-1'], heartbeatIntervalMs: 1000, serverTime: 1 }];
+      return [200, { cancel: [{ attemptId: 'a-1' }], heartbeatIntervalMs: 1000, serverTime: 1 }];
     });
     const client = new CoordinatorClient({ baseUrl: `${url}/`, identity });
-    assert.deepEqual(await client.heartbeat(['a-1', 'a-2']), { cancel: ['a-1'], heartbeatIntervalMs: 1000, serverTime: 1 });
+    assert.deepEqual(await client.heartbeat(['a-1', 'a-2']), { cancel: [{ attemptId: 'a-1' }], heartbeatIntervalMs: 1000, serverTime: 1 });
     assert.deepEqual(await client.work(10), { assignments: [] });
     assert.deepEqual(await client.start('a/1'), { ok: true, cancel: false });
     assert.deepEqual(
@@ -61,6 +61,25 @@ describe('CoordinatorClient', () => {
     );
     assert.deepEqual(JSON.parse(seen[0]?.body ?? ''), { activeAttemptIds: ['a-1', 'a-2'] });
     assert.equal(seen[2]?.body, '');
+  });
+
+  test('refuse() and identity() use their routes (issue 19)', async (t) => {
+    const identity = await loadOrCreateIdentity(await tempDir(t));
+    const key = { publicKey: identity.publicKey, fingerprint: keyFingerprint(identity.publicKey), activeFrom: 1, endorsement: null };
+    const { url, seen } = await server(t, identity.publicKey, (req) =>
+      req.url.endsWith('/refuse') ? [200, { ok: true, ended: true }] : [200, { signingKey: key.fingerprint, keys: [key] }],
+    );
+    const client = new CoordinatorClient({ baseUrl: url, identity });
+    assert.deepEqual(await client.refuse('a-1', 'x'.repeat(600)), { ok: true, ended: true });
+    assert.deepEqual(await client.identity(), { signingKey: key.fingerprint, keys: [key] });
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.url]),
+      [
+        ['POST', '/v1/agent/attempts/a-1/refuse'],
+        ['GET', '/v1/coordinator/identity'],
+      ],
+    );
+    assert.equal(JSON.parse(seen[0]?.body ?? '').reason.length, 512, 'the reason is cut to the protocol limit');
   });
 
   test('error bodies become typed errors', async (t) => {

@@ -1,6 +1,8 @@
 /** What every command gets: output streams, the environment, and helpers to build an SDK client from flags. */
-import { GpuxClient } from '@gpux/sdk';
+import { tlsFetchFromFiles } from '@gpux/protocol/tls-fetch';
+import { type FetchLike, GpuxClient } from '@gpux/sdk';
 import { type Command, InvalidArgumentError } from 'commander';
+import { CliError, EXIT_USAGE } from './errors.js';
 import { type ConnectionFlags, type Env, readProfile, resolveConnection } from './profile.js';
 
 export interface Writer {
@@ -16,11 +18,20 @@ export interface Io {
   exitCode: number;
   /** The global --insecure flag: tokens may cross plain HTTP to a non-loopback host (GPUX_INSECURE=1 does the same). */
   insecure?: boolean;
+  /** The global --ca-file flag (GPUX_CA_FILE does the same): the CA bundle that signed the coordinator's certificate. */
+  caFile?: string;
 }
 
 /** --insecure or GPUX_INSECURE=1: the user accepts that a token sent over plain HTTP can be read and reused on the path. */
 export function insecureAccepted(io: Io): boolean {
   return io.insecure === true || io.env.GPUX_INSECURE === '1';
+}
+
+/** --ca-file, else GPUX_CA_FILE, with the name to cite when the file is unusable; undefined: the system roots. */
+export function caFileOf(io: Io): { path: string; source: string } | undefined {
+  if (io.caFile !== undefined && io.caFile !== '') return { path: io.caFile, source: '--ca-file' };
+  const env = io.env.GPUX_CA_FILE?.trim();
+  return env ? { path: env, source: 'GPUX_CA_FILE' } : undefined;
 }
 
 export function processIo(): Io {
@@ -38,7 +49,18 @@ export function jsonOption(cmd: Command): Command {
 
 export function clientFor(io: Io, flags: ConnectionFlags, role: 'buyer' | 'operator'): GpuxClient {
   const conn = resolveConnection(flags, io.env, readProfile(io.env), role);
-  return new GpuxClient({ url: conn.url, insecure: insecureAccepted(io), ...(conn.token ? { token: conn.token } : {}) });
+  return new GpuxClient({ url: conn.url, insecure: insecureAccepted(io), fetch: fetchFor(io), ...(conn.token ? { token: conn.token } : {}) });
+}
+
+/** The fetch for every command that talks to a coordinator: one trusting the CA bundle when one is given. */
+export function fetchFor(io: Io): FetchLike | undefined {
+  const ca = caFileOf(io);
+  if (!ca) return undefined;
+  try {
+    return tlsFetchFromFiles({ caFile: ca.path, source: ca.source }) as FetchLike;
+  } catch (err) {
+    throw new CliError((err as Error).message, { exitCode: EXIT_USAGE, cause: err });
+  }
 }
 
 /** Commander option parsers that turn bad values into usage errors. */

@@ -1,7 +1,7 @@
 /** CLI errors and how they are printed: `error: <message>`, one line per problem, exit 2 for bad usage and 1 otherwise. */
 import { GpuxError } from '@gpux/core';
 import type { Problem } from '@gpux/protocol';
-import { GpuxApiError, GpuxInsecureTransportError, GpuxResponseError } from '@gpux/sdk';
+import { GpuxApiError, GpuxInsecureTransportError, GpuxResponseError, GpuxTlsError } from '@gpux/sdk';
 
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -37,7 +37,7 @@ export function exitCodeOf(err: unknown): number {
 
 /** The text written to stderr for an error; a stack only when debugging. */
 export function formatError(err: unknown, debug = false): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = err instanceof GpuxTlsError && err.untrusted ? untrustedMessage(err) : err instanceof Error ? err.message : String(err);
   const lines = [`error: ${message}`];
   for (const p of problemsOf(err)) lines.push(`  - ${p.path}: ${p.message}`);
   if (debug && err instanceof Error) {
@@ -47,6 +47,11 @@ export function formatError(err: unknown, debug = false): string {
     if (err.cause !== undefined) lines.push(`  cause: ${err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause)}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The SDK's advice names its own options; the CLI's fix is GPUX_CA_FILE or --ca-file. */
+function untrustedMessage(err: GpuxTlsError): string {
+  return `the certificate of the coordinator at ${err.url} is not trusted (${err.reason}): set GPUX_CA_FILE (or --ca-file) to your CA bundle, the PEM file of the CA that signed it`;
 }
 
 /** Print the error and return the process exit code. */

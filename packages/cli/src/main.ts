@@ -1,5 +1,6 @@
 /** The `gpux` program: builds the commander tree and turns every outcome into an exit code. */
 import { Command, CommanderError } from 'commander';
+import { registerBlob } from './commands/blob.js';
 import { registerCoordinator } from './commands/coordinator.js';
 import { registerDev } from './commands/dev.js';
 import { registerJob } from './commands/job.js';
@@ -23,9 +24,12 @@ export function buildProgram(io: Io): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
     .option('--insecure', 'allow sending tokens over plain HTTP to a non-loopback coordinator (anyone on the path can read and reuse them; same as GPUX_INSECURE=1)')
-    // Global flag: read it once before any action, so commands need not thread it through their own flags.
+    .option('--ca-file <path>', 'PEM CA bundle to trust for the coordinator\'s certificate instead of the system roots (a private CA; same as GPUX_CA_FILE)')
+    // Global flags: read them once before any action, so commands need not thread them through their own flags.
     .hook('preAction', (_program, action) => {
-      if (action.optsWithGlobals().insecure === true) io.insecure = true;
+      const globals = action.optsWithGlobals();
+      if (globals.insecure === true) io.insecure = true;
+      if (typeof globals.caFile === 'string') io.caFile = globals.caFile;
     });
   registerDev(program, io);
   registerCoordinator(program, io);
@@ -35,6 +39,7 @@ export function buildProgram(io: Io): Command {
   registerMarket(program, io);
   registerPayout(program, io);
   registerToken(program, io);
+  registerBlob(program, io);
   return program;
 }
 

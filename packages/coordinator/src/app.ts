@@ -5,6 +5,7 @@ import { clientErrorHandler, frameworkErrors } from './http/client-errors.js';
 import { mountDashboard } from './http/dashboard.js';
 import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
+import { mountBlobRoutes } from './http/routes-blobs.js';
 import { mountEnrollmentRoutes } from './http/routes-enrollment.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
@@ -40,6 +41,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clientErrorHandler,
     frameworkErrors,
     ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
+    // X-Forwarded-For is believed only from the proxies the operator names (GPUX_TRUST_PROXY); else request.ip is the peer.
+    ...(rt.config.trustProxy.length > 0 ? { trustProxy: rt.config.trustProxy } : {}),
   }) as unknown as FastifyInstance;
   installJsonParser(app);
   installErrorHandlers(app);
@@ -57,6 +60,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountExplainRoutes(app, rt);
   mountStatsRoutes(app, rt);
   mountMarketRoutes(app, rt);
+  mountBlobRoutes(app, rt);
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

@@ -1,7 +1,9 @@
 /** Coordinator configuration: parsed once at start from the environment (and CLI overrides), pure and tested. */
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { type ChallengeTolerance, DEFAULT_AUDIT_BUDGET_BPS, DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
+import { type BlobConfig, loadBlobConfig } from './blobs/config.js';
 import type { StorePolicies } from './store/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -157,6 +159,25 @@ export interface CoordinatorConfig {
    */
   tlsCertFile: string | null;
   tlsKeyFile: string | null;
+  /**
+   * GPUX_TRUST_PROXY. Comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For (and -Proto, -Host)
+   * is believed: a request from one of them is seen as from the address it forwards. Default none: the headers
+   * are ignored and the client is the socket's peer.
+   */
+  trustProxy: string[];
+  /**
+   * GPUX_AUTH_FAILURES_PER_MINUTE. Failed authentications (bad bearer token, enrollment token or node signature)
+   * one client address may make per minute; past them its authenticated requests get 429 RATE_LIMITED with
+   * Retry-After until the bucket refills. 0 turns the limit off. Default 30.
+   */
+  authFailuresPerMinute: number;
+  /**
+   * GPUX_COORDINATOR_KEY_FILE. The coordinator's ed25519 key chain (issue 19: it seals every order agents act on).
+   * Made on first start; replicas on one PostgreSQL share it. Default `<dataDir>/coordinator-key.json`.
+   */
+  coordinatorKeyFile: string;
+  /** The blob store (GPUX_BLOB_*, GPUX_S3_*; blobs/config.ts). An override's fields are merged over the parsed ones. */
+  blobs: BlobConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -281,6 +302,9 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     const [missing, set] = c.tlsCertFile === null ? ['GPUX_TLS_CERT_FILE', 'GPUX_TLS_KEY_FILE'] : ['GPUX_TLS_KEY_FILE', 'GPUX_TLS_CERT_FILE'];
     throw new GpuxError('REQUEST_INVALID', `${set} is set but ${missing} is not: set both (a PEM certificate and its private key) to serve HTTPS, or neither for plain HTTP`);
   }
+  if (typeof c.coordinatorKeyFile !== 'string' || c.coordinatorKeyFile === '' || /[/\\]$/.test(c.coordinatorKeyFile)) {
+    invalid('GPUX_COORDINATOR_KEY_FILE', String(c.coordinatorKeyFile), 'the path of a file (not a directory), e.g. /var/lib/gpux/coordinator-key.json');
+  }
   if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
   return c;
 }
@@ -356,9 +380,13 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     challengeRetryMs: int(env, 'GPUX_CHALLENGE_RETRY_MS', 1) ?? 10 * 60_000,
     tlsCertFile: str(env, 'GPUX_TLS_CERT_FILE') ?? null,
     tlsKeyFile: str(env, 'GPUX_TLS_KEY_FILE') ?? null,
+    trustProxy: trustedProxies(env),
+    authFailuresPerMinute: int(env, 'GPUX_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 30,
+    coordinatorKeyFile: str(env, 'GPUX_COORDINATOR_KEY_FILE') ?? join(dataDir, 'coordinator-key.json'),
+    blobs: { ...loadBlobConfig(env, dataDir), ...overrides.blobs },
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
-  const merged = { ...c, ...withoutUndefined(overrides) };
+  const merged = { ...c, ...withoutUndefined(overrides), blobs: c.blobs };
   if (merged.verify === undefined) merged.verify = merged.market;
   if (merged.challenge === undefined) merged.challenge = merged.market ? 'required' : 'off';
   return check(merged);
@@ -372,6 +400,20 @@ export function storePolicies(c: CoordinatorConfig): StorePolicies {
     deadlines: { resultGraceMs: c.resultGraceMs, startGraceMs: c.resultGraceMs + c.leaseTtlMs },
     auditBudgetBps: c.auditBudgetBps,
   };
+}
+
+/** GPUX_TRUST_PROXY: IPs and CIDRs (v4 or v6), comma-separated; each checked so a typo is not a silent "trust nobody". */
+function trustedProxies(env: Env): string[] {
+  const v = str(env, 'GPUX_TRUST_PROXY');
+  if (v === undefined) return [];
+  return v.split(',').map((raw) => {
+    const entry = raw.trim();
+    const [ip = '', bits, ...rest] = entry.split('/');
+    const family = isIP(ip);
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !okBits || rest.length > 0) invalid('GPUX_TRUST_PROXY', entry, 'comma-separated IP addresses or CIDRs of your reverse proxies, e.g. 127.0.0.1 or 10.0.0.0/8');
+    return entry;
+  });
 }
 
 function challengeMode(env: Env): 'required' | 'off' | undefined {

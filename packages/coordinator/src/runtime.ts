@@ -17,6 +17,7 @@ import {
 import type { Logger } from 'pino';
 import type { CoordinatorConfig } from './config.js';
 import { NodeKeyCache, NonceCache } from './http/node-auth.js';
+import { Signer } from './identity/signer.js';
 import { SchedulingLoop } from './loops/scheduling.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { DeliveryTracker } from './services/delivery.js';
@@ -30,6 +31,8 @@ export interface CoordinatorDeps {
   random: Random;
   logger: Logger;
   settlementAdapter?: SettlementAdapter;
+  /** The coordinator's key (start.ts loads the key file); absent: a key held in memory only. */
+  signer?: Signer;
 }
 
 export interface Runtime extends CoordinatorDeps {
@@ -53,6 +56,8 @@ export interface Runtime extends CoordinatorDeps {
   book: PriceBook;
   /** Where withdrawals are paid out (the manual adapter unless the embedder passes another). */
   settlementAdapter: SettlementAdapter;
+  /** Seals every order an agent acts on (issue 19). */
+  signer: Signer;
 }
 
 export function createRuntime(deps: CoordinatorDeps): Runtime {
@@ -71,6 +76,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     delivery: new DeliveryTracker(),
     book: new PriceBook(deps.config.treasuryFeeBps),
     settlementAdapter: deps.settlementAdapter ?? manualSettlementAdapter,
+    signer: deps.signer ?? Signer.ephemeral(deps.clock),
   } as Omit<Runtime, 'scheduling'> as Runtime;
   rt.scheduling = new SchedulingLoop(rt);
   return rt;

@@ -4,9 +4,12 @@
  */
 import type { SecureContextOptions } from 'node:tls';
 import { type Clock, type Random, type SettlementAdapter, type Store, systemClock } from '@gpux/core';
+import type { CoordinatorKey } from '@gpux/protocol';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { type CoordinatorConfig, storePolicies } from './config.js';
+import { loadOrCreateKeyFile } from './identity/key-file.js';
+import { Signer } from './identity/signer.js';
 import { createLogger } from './logger.js';
 import { rebuildIndex } from './loops/capacity.js';
 import { CanaryLoop } from './loops/canaries.js';
@@ -26,6 +29,8 @@ export interface RunningCoordinator {
   port: number;
   store: Store;
   config: CoordinatorConfig;
+  /** The key the coordinator signs with now (issue 19): its fingerprint goes into enrollment tokens. */
+  signingKey(): CoordinatorKey;
   /** The operator token made on first start (no operator token existed); print it once. null otherwise. */
   bootstrapOperatorToken: string | null;
   /** Stop loops, end long-polls, close the server, then the store (only a store it opened). Safe twice. */
@@ -42,6 +47,8 @@ export interface StartOptions {
   settlementAdapter?: SettlementAdapter;
   /** How often the TLS certificate and key files are polled for a change. Default 2000 (tls.ts); tests go faster. */
   tlsWatchIntervalMs?: number;
+  /** How often the coordinator key file is polled for a rotation. Default 5000 (identity/signer.ts); tests go faster. */
+  keyWatchIntervalMs?: number;
 }
 
 function urlFor(host: string, port: number, tls: boolean): string {
@@ -56,6 +63,10 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
   // Before the store opens: a bad certificate path or pair is a config error, reported before anything starts.
   const tlsFiles: TlsFiles | null = config.tlsCertFile !== null && config.tlsKeyFile !== null ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : null;
   const tls: TlsPair | null = tlsFiles ? loadTlsPair(tlsFiles) : null;
+  // Also before the store: a corrupt key file must stop the start (agents pinned its key), never be replaced.
+  const keys = loadOrCreateKeyFile(config.coordinatorKeyFile, clock.now());
+  const signer = new Signer(keys.file, clock);
+  if (keys.created) logger.info({ keyFile: config.coordinatorKeyFile, fingerprint: signer.current().fingerprint }, 'created the coordinator key (back it up with the database)');
   const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message), policies: storePolicies(config) }));
   const ownsStore = opts.store === undefined;
   try {
@@ -65,7 +76,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       bootstrapOperatorToken = (await issueToken(store, { role: 'operator', name: 'bootstrap' }, clock, random)).token;
       logger.info('issued the bootstrap operator token');
     }
-    const rt = createRuntime({ store, config, clock, random, logger, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
+    const rt = createRuntime({ store, config, clock, random, logger, signer, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
     const extended = await store.extendActiveLeases(clock.now() + config.leaseTtlMs);
     // Before the index fills: with the challenge required, a node not proven is never schedulable.
     rt.index.requireProof = config.challenge === 'required';
@@ -80,6 +91,12 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const stopTlsWatch = tlsFiles ? watchTlsReload(app.server as unknown as SecureServer, tlsFiles, logger, opts.tlsWatchIntervalMs) : () => {};
+    const stopKeyWatch = signer.watch(
+      config.coordinatorKeyFile,
+      (err) => logger.error({ err, keyFile: config.coordinatorKeyFile }, 'coordinator key file change not applied: keeping the keys in use'),
+      (k) => logger.info({ fingerprint: k.fingerprint, activeFrom: new Date(k.activeFrom).toISOString() }, 'coordinator key rotated: the new key signs from activeFrom on'),
+      opts.keyWatchIntervalMs,
+    );
     rt.scheduling.start();
     expiry.start();
     market.start();
@@ -92,6 +109,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
     const close = () => {
       closing ??= (async () => {
         stopTlsWatch();
+        stopKeyWatch();
         rt.work.close();
         rt.logs.close();
         await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop(), challenges.stop()]);
@@ -101,7 +119,8 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       })();
       return closing;
     };
-    return { url: config.publicUrl ?? urlFor(config.host, port, tls !== null), port, store, config, bootstrapOperatorToken, close };
+    const signingKey = () => signer.current();
+    return { url: config.publicUrl ?? urlFor(config.host, port, tls !== null), port, store, config, signingKey, bootstrapOperatorToken, close };
   } catch (err) {
     if (ownsStore) await store.close().catch(() => {});
     throw err;

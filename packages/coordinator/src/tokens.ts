@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Clock, type EnrollmentRecord, newId, type Random, type Role, type Store } from '@gpux/core';
-import { ENROLLMENT_TOKEN_PREFIX } from '@gpux/protocol';
+import { ENROLLMENT_TOKEN_PREFIX, withFingerprint } from '@gpux/protocol';
 
 export const TOKEN_PREFIX = 'gpux_';
 export { ENROLLMENT_TOKEN_PREFIX };
@@ -29,15 +29,20 @@ export async function issueToken(
   return { token, id, accountId, expiresAt };
 }
 
-/** Create an enrollment token for `accountId`'s nodes. The secret is returned once and never stored. */
+/**
+ * Create an enrollment token for `accountId`'s nodes. The secret is returned once and never stored. With
+ * `fingerprint` (the coordinator's signing key) the token ends in `.<fingerprint>` and the agent pins that key
+ * (issue 19); the whole string is hashed, so the fingerprint cannot be swapped.
+ */
 export async function issueEnrollment(
   store: Store,
-  opts: { accountId: string; name: string; expiresInSeconds?: number; maxNodes?: number },
+  opts: { accountId: string; name: string; expiresInSeconds?: number; maxNodes?: number; fingerprint?: string },
   clock: Clock,
   random: Random,
 ): Promise<{ token: string; enrollment: EnrollmentRecord }> {
   const now = clock.now();
-  const token = ENROLLMENT_TOKEN_PREFIX + Buffer.from(random.bytes(32)).toString('base64url');
+  const secret = ENROLLMENT_TOKEN_PREFIX + Buffer.from(random.bytes(32)).toString('base64url');
+  const token = opts.fingerprint === undefined ? secret : withFingerprint(secret, opts.fingerprint);
   const enrollment: EnrollmentRecord = {
     id: newId('enr', now, random),
     hash: hashToken(token),

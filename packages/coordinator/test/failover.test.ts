@@ -56,7 +56,7 @@ describe('lease expiry and retry', () => {
 
     // Node A comes back: its stale attempt is cancelled through the heartbeat.
     const back = await a.heartbeat([first.attemptId]);
-    assert.deepEqual(back.body.cancel, [first.attemptId]);
+    assert.deepEqual(back.body.cancel.map((c: { attemptId: string }) => c.attemptId), [first.attemptId]);
     const late = await a.result(first.attemptId, report('succeeded'));
     assert.equal(late.status, 409, 'a lost attempt cannot report a result');
 

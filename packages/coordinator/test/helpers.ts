@@ -46,8 +46,9 @@ export interface Harness {
 
 export async function startHarness(overrides: Partial<CoordinatorConfig> = {}, opts: StartOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpux-coord-test-'));
-  // Tests register many fake nodes from one provider: the per-provider rate is lifted unless a test sets it.
-  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, verify: false, canaryRate: 0, registerRatePerMin: 1_000_000, challenge: 'off', ...overrides });
+  // Tests register many fake nodes from one provider, and play many refused credentials from 127.0.0.1: the
+  // per-provider rate and the per-address auth-failure limit are lifted unless a test sets them.
+  const config = loadCoordinatorConfig({}, { dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, verify: false, canaryRate: 0, registerRatePerMin: 1_000_000, authFailuresPerMinute: 1_000_000, challenge: 'off', ...overrides });
   const h: Harness = {
     dir,
     coord: await startCoordinator(config, opts),
@@ -205,6 +206,10 @@ export class TestAgent {
   }
   start(attemptId: string) {
     return this.request('POST', `/v1/agent/attempts/${attemptId}/start`);
+  }
+  /** The agent could not verify the assignment (issue 19): the attempt ends and the job is queued again. */
+  refuse(attemptId: string, reason = 'the assignment is not signed by the coordinator') {
+    return this.request('POST', `/v1/agent/attempts/${attemptId}/refuse`, { reason });
   }
   logs(attemptId: string, entries: LogEntry[]) {
     return this.request('POST', `/v1/agent/attempts/${attemptId}/logs`, { entries });

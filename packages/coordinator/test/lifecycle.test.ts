@@ -139,9 +139,9 @@ describe('job lifecycle', () => {
     assert.equal(c.body.job.state, 'running');
     assert.equal(c.body.job.cancelRequested, true);
     const woke = WorkResponse.parse((await poll).body);
-    assert.deepEqual(woke.cancel, [attemptId]);
+    assert.deepEqual(woke.cancel?.map((c) => c.attemptId), [attemptId]);
     const hb = await agent.heartbeat([attemptId]);
-    assert.deepEqual(hb.body.cancel, [attemptId]);
+    assert.deepEqual(hb.body.cancel.map((c: { attemptId: string }) => c.attemptId), [attemptId]);
     const logs = await agent.logs(attemptId, [{ seq: 0, stream: 'system', data: 'stopping\n', at: Date.now() }]);
     assert.equal(logs.body.cancel, true);
     assert.equal((await agent.result(attemptId, report('cancelled', {}, null))).status, 200);
@@ -161,7 +161,7 @@ describe('job lifecycle', () => {
     const before = (await h.coord.store.getAttempt(attemptId))!.leaseExpiresAt!;
     await new Promise((r) => setTimeout(r, 20));
     const hb = await agent.heartbeat([attemptId, 'att-not-mine']);
-    assert.deepEqual(hb.body.cancel, ['att-not-mine']);
+    assert.deepEqual(hb.body.cancel.map((c: { attemptId: string }) => c.attemptId), ['att-not-mine']);
     const afterLease = (await h.coord.store.getAttempt(attemptId))!.leaseExpiresAt!;
     assert.ok(afterLease > before, `lease renewed (${before} → ${afterLease})`);
     assert.equal((await agent.result(attemptId, report('succeeded'))).status, 200);

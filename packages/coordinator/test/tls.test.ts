@@ -4,8 +4,6 @@
  * while a kept-alive connection opened before carries on.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -13,28 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
-import { requireComponent } from '@gpux/testing';
+import { certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable, requireComponent } from '@gpux/testing';
 import { loadCoordinatorConfig } from '../src/config.js';
 import { HSTS } from '../src/http/security-headers.js';
 import { createLogger } from '../src/logger.js';
 import { startCoordinator } from '../src/start.js';
 import { type Harness, startHarness } from './helpers.js';
-
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-
-function openssl(dir: string, ...args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-}
-
-/** A CA and two server certificates (s1, s2) for 127.0.0.1 and localhost, each with its own key. */
-function makeCertificates(dir: string): void {
-  openssl(dir, 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=gpux test CA');
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
-  for (const name of ['s1', 's2']) {
-    openssl(dir, 'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=gpux test ${name}`);
-    openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-set_serial', name === 's1' ? '1' : '2', '-days', '2', '-extfile', 'server.ext', '-out', `${name}.pem`);
-  }
-}
 
 interface Got {
   status: number;
@@ -55,7 +37,7 @@ function get(url: string, ca: Buffer, agent?: https.Agent): Promise<Got> {
   });
 }
 
-const fingerprintOf = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+const fingerprintOf = certFingerprint;
 
 async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -67,7 +49,7 @@ async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boo
   }
 }
 
-describe('the coordinator over HTTPS', requireComponent('openssl', hasOpenssl, 'the TLS tests make their certificates with the openssl CLI (apt-get install openssl)'), () => {
+describe('the coordinator over HTTPS', requireComponent('openssl', opensslAvailable(), OPENSSL_WHY), () => {
   let dir: string;
   let ca: Buffer;
   let h: Harness;
@@ -77,7 +59,8 @@ describe('the coordinator over HTTPS', requireComponent('openssl', hasOpenssl, '
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gpux-tls-test-'));
-    makeCertificates(dir);
+    // A CA and two server certificates (s1, s2) for 127.0.0.1 and localhost, each with its own key.
+    makeTestCa(dir, { servers: ['s1', 's2'] });
     ca = readFileSync(file('ca.pem'));
     // The served pair lives at its own paths, which the test overwrites like a renewal would.
     writeFileSync(file('cert.pem'), readFileSync(file('s1.pem')));

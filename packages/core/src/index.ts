@@ -11,3 +11,4 @@ export * from './executor.js';
 export * from './market/index.js';
 export * from './trust/index.js';
 export * from './challenge/index.js';
+export * from './blobs/backend.js';

@@ -6,6 +6,7 @@
  * the transaction on the freshly read job, so the state change and its cause commit together.
  */
 import type { AttemptsPort } from './store/attempts.js';
+import type { BlobsPort } from './store/blobs.js';
 import type { CanaryPort } from './store/canaries.js';
 import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
@@ -18,6 +19,7 @@ import type { TokensPort } from './store/tokens.js';
 import type { VerificationPort } from './store/verification.js';
 
 export type { AttemptsPort, AttemptWriteResult, LostAttempt } from './store/attempts.js';
+export type { BeginBlobUploadInput, BlobRecord, BlobsPort, BlobUploadRecord, BlobUsage } from './store/blobs.js';
 export type { CanaryIssueQuery, CanaryPassResult, CanaryPort, CanaryStats } from './store/canaries.js';
 export type { ChallengeDigestsInput, ChallengeDigestsResult, ChallengePort, ChallengeRecord, ChallengeState, ChallengeVerdictInput, NewChallenge } from './store/challenges.js';
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
@@ -30,7 +32,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

@@ -16,3 +16,4 @@ export * from './verification.js';
 export * from './challenge.js';
 export * from './transport-safety.js';
 export * from './coordinator-identity.js';
+export * from './blob-api.js';

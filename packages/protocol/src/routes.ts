@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import * as access from './access-api.js';
 import * as agent from './agent-api.js';
+import * as blob from './blob-api.js';
 import * as challenge from './challenge.js';
 import * as api from './api.js';
 import * as commitment from './commitment.js';
@@ -13,7 +14,7 @@ import * as verification from './verification.js';
 export type Auth = 'none' | 'buyer' | 'operator' | 'node';
 
 export interface RouteDef {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string; // fastify style, e.g. /v1/jobs/:id
   auth: Auth;
   summary: string;
@@ -69,6 +70,15 @@ export const ROUTES = {
   jobBill: r({ method: 'GET', path: '/v1/jobs/:id/bill', auth: 'buyer', summary: "The job's bill, line by line from the ledger postings", response: market.BillResponse }),
   treasury: r({ method: 'GET', path: '/v1/treasury', auth: 'operator', summary: 'Treasury balance and ledger totals per asset, with the invariant check', response: market.TreasuryResponse }),
   ledger: r({ method: 'GET', path: '/v1/ledger', auth: 'operator', summary: 'Ledger transfers with their postings, newest first', query: market.LedgerQuery, response: market.LedgerResponse }),
+
+  createBlobUpload: r({ method: 'POST', path: '/v1/blobs/uploads', auth: 'buyer', summary: 'Start a resumable blob upload {sha256, size}; answers the blob at once when you already hold it', body: blob.CreateBlobUploadRequest, response: blob.BlobUploadResponse }),
+  appendBlobUpload: r({ method: 'PUT', path: '/v1/blobs/uploads/:id', auth: 'buyer', summary: 'Append an application/octet-stream chunk at the Upload-Offset header; the last one completes the blob (sha256 checked)', response: blob.BlobUploadResponse }),
+  getBlobUpload: r({ method: 'GET', path: '/v1/blobs/uploads/:id', auth: 'buyer', summary: 'Where an upload stands: resume from its offset', response: blob.BlobUploadResponse }),
+  abortBlobUpload: r({ method: 'POST', path: '/v1/blobs/uploads/:id/abort', auth: 'buyer', summary: 'Drop an unfinished upload and its reservation', response: blob.AbortBlobUploadResponse }),
+  listBlobs: r({ method: 'GET', path: '/v1/blobs', auth: 'buyer', summary: 'Your blobs by sha256, with your usage and quota', query: blob.ListBlobsQuery, response: blob.ListBlobsResponse }),
+  getBlobInfo: r({ method: 'GET', path: '/v1/blobs/:id/info', auth: 'buyer', summary: 'One of your blobs: size and retention', response: blob.BlobView }),
+  downloadBlob: r({ method: 'GET', path: '/v1/blobs/:id', auth: 'buyer', summary: 'The bytes of one of your blobs, streamed (Range supported)', response: blob.BlobBytes }),
+  deleteBlob: r({ method: 'POST', path: '/v1/blobs/:id/delete', auth: 'buyer', summary: 'Stop holding a blob (frees quota); the bytes go once no account holds them', response: blob.DeleteBlobResponse }),
 
   coordinatorIdentity: r({ method: 'GET', path: '/v1/coordinator/identity', auth: 'none', summary: "The coordinator's signing key and its endorsement chain (agents follow a key rotation through it)", response: identity.CoordinatorIdentityResponse }),
   refuseAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/refuse', auth: 'node', summary: 'The node refuses an assignment it could not verify; the attempt ends and the job is queued again (no penalty)', body: identity.RefuseAttemptRequest, response: identity.RefuseAttemptResponse }),

@@ -1,6 +1,7 @@
 /** GpuxClient: one typed method per buyer/operator route of ROUTES, plus log following and job waiting (money routes: market.ts). */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tlsFetch, tlsFetchFromFiles } from '@gpux/protocol/tls-fetch';
 import {
   type CreateTokenRequest,
   HealthResponse,
@@ -12,7 +13,7 @@ import {
   type NodeStatus,
   TERMINAL_JOB_STATES,
 } from '@gpux/protocol';
-import { GpuxApiError, GpuxConnectionError } from './errors.js';
+import { GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxTlsError } from './errors.js';
 import { GpuxAccessRoutes } from './access.js';
 import { type VerifyJobReport, verifyJobResult } from './verify.js';
 import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
@@ -27,7 +28,14 @@ export interface GpuxClientOptions {
    * Default false: such a request is refused with GpuxInsecureTransportError before anything is sent.
    */
   insecure?: boolean;
+  /** Your own fetch (tests, instrumentation, a proxy agent). Not together with `ca` / `caFile`. */
   fetch?: FetchLike;
+  /**
+   * PEM CA bundle to trust instead of the system's roots, for a coordinator whose certificate a private CA
+   * signed (the CLI's GPUX_CA_FILE). `caFile` is its path, read once here; an unreadable file throws at once.
+   */
+  ca?: string | Buffer;
+  caFile?: string;
   /** Per-request timeout; long polls add their wait to it. Default 30 s. */
   timeoutMs?: number;
   /** How often submitJob retries a connection error or 503 (with the same idempotency key). Default 4. */
@@ -78,6 +86,24 @@ export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** The fetch the client uses: the caller's, one trusting a private CA, or the global one looked up per call. */
+function fetchFor(opts: GpuxClientOptions): FetchLike {
+  const custom = opts.ca !== undefined || opts.caFile !== undefined;
+  if (opts.fetch && custom) throw new GpuxClientError('give GpuxClient either fetch or ca / caFile, not both: a custom fetch makes its own TLS choices');
+  if (opts.fetch) return opts.fetch;
+  if (opts.ca !== undefined && opts.caFile !== undefined) throw new GpuxClientError('give GpuxClient either ca (PEM text) or caFile (its path), not both');
+  if (opts.caFile !== undefined) {
+    try {
+      return tlsFetchFromFiles({ caFile: opts.caFile, source: 'caFile' }) as FetchLike;
+    } catch (err) {
+      throw new GpuxClientError((err as Error).message, { cause: err });
+    }
+  }
+  if (opts.ca !== undefined) return tlsFetch({ ca: opts.ca }) as FetchLike;
+  // Look fetch up per call by default, so a replaced global (tests, instrumentation) is honoured.
+  return (input, init) => globalThis.fetch(input, init);
+}
+
 export class GpuxClient extends GpuxAccessRoutes {
   readonly url: string;
   private readonly submitRetries: number;
@@ -85,8 +111,7 @@ export class GpuxClient extends GpuxAccessRoutes {
 
   constructor(opts: GpuxClientOptions) {
     const url = normalizeBaseUrl(opts.url);
-    // Look fetch up per call by default, so a replaced global (tests, instrumentation) is honoured.
-    const fetchImpl: FetchLike = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    const fetchImpl = fetchFor(opts);
     const cfg: TransportConfig = { baseUrl: url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, insecure: opts.insecure === true };
     super(cfg);
     this.url = url;
@@ -105,7 +130,8 @@ export class GpuxClient extends GpuxAccessRoutes {
       try {
         return await callRoute(this.cfg, 'submitJob', call);
       } catch (err) {
-        const retryable = err instanceof GpuxConnectionError || (err instanceof GpuxApiError && err.status === 503);
+        // A TLS failure repeats until the trust or the certificate changes: not retried.
+        const retryable = (err instanceof GpuxConnectionError && !(err instanceof GpuxTlsError)) || (err instanceof GpuxApiError && err.status === 503);
         if (!retryable || attempt >= this.submitRetries) throw err;
         await sleep(this.retryDelayMs * 2 ** attempt, undefined, opts.signal ? { signal: opts.signal } : undefined);
       }

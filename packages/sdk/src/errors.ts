@@ -47,6 +47,24 @@ export class GpuxConnectionError extends GpuxClientError {
   }
 }
 
+/**
+ * The TLS handshake failed: the coordinator's certificate is not trusted (a private CA the client was not
+ * given), expired, for another name, or matches none of the pins. `reason` is the TLS error code or message.
+ * Not retried: it fails the same way until the client's trust (ca / caFile) or the certificate changes.
+ */
+export class GpuxTlsError extends GpuxConnectionError {
+  readonly reason: string;
+  /** True when the chain does not lead to a trusted CA: giving the client the right CA bundle fixes it. */
+  readonly untrusted: boolean;
+
+  constructor(url: string, message: string, opts: { reason: string; untrusted: boolean; cause?: unknown }) {
+    super(url, message, { cause: opts.cause });
+    this.name = 'GpuxTlsError';
+    this.reason = opts.reason;
+    this.untrusted = opts.untrusted;
+  }
+}
+
 /** The coordinator answered, but the body does not match the protocol schema (version skew, proxy page…). */
 export class GpuxResponseError extends GpuxClientError {
   readonly status: number;

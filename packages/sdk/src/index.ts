@@ -4,4 +4,5 @@ export * from './errors.js';
 export * from './market.js';
 export * from './access.js';
 export * from './verify.js';
+export { type BlobTransferOptions, blobsOf, GpuxBlobs, hashFile, type UploadFileOptions } from './blobs.js';
 export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';

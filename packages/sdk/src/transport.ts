@@ -1,6 +1,6 @@
 /** One HTTP call to a route of ROUTES: URL building, auth, timeout, error mapping and response validation. */
 import { assertSafeTransport, ErrorBody, InsecureTransportError, Problem, problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
-import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxInsecureTransportError, GpuxResponseError, isErrorCode } from './errors.js';
+import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxInsecureTransportError, GpuxResponseError, GpuxTlsError, isErrorCode } from './errors.js';
 
 /** The validated (zod output) body a route answers with. */
 export type RouteResponse<K extends RouteName> = ReturnType<(typeof ROUTES)[K]['response']['parse']>;
@@ -67,6 +67,35 @@ function describeCause(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** OpenSSL's verdicts for a chain that leads to no trusted CA: the client lacks the CA bundle that signed it. */
+const UNTRUSTED_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+const OTHER_TLS_CODES = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_REVOKED', 'HOSTNAME_MISMATCH', 'INVALID_CA', 'INVALID_PURPOSE', 'CERT_CHAIN_TOO_LONG']);
+
+/** The TLS failure under a fetch error (undici nests the socket's error as `cause`), or null for any other failure. */
+export function tlsFailure(err: unknown): { reason: string; untrusted: boolean } | null {
+  let e = err as { cause?: unknown; code?: unknown; message?: unknown } | undefined;
+  for (let depth = 0; e && depth < 4; depth++, e = e.cause as typeof e) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (UNTRUSTED_CODES.has(code)) return { reason: `${code}: ${message}`, untrusted: true };
+    if (OTHER_TLS_CODES.has(code) || /^ERR_(TLS|SSL)_/.test(code) || message.includes('pinned fingerprints')) return { reason: code ? `${code}: ${message}` : message, untrusted: false };
+  }
+  return null;
+}
+
+function tlsMessage(baseUrl: string, tls: { reason: string; untrusted: boolean }): string {
+  if (tls.untrusted) return `the certificate of the coordinator at ${baseUrl} is not trusted (${tls.reason}): give the client the CA bundle that signed it (caFile or ca)`;
+  return `TLS with the coordinator at ${baseUrl} failed (${tls.reason})`;
+}
+
 export async function callRoute<K extends RouteName>(cfg: TransportConfig, name: K, opts: CallOptions = {}): Promise<RouteResponse<K>> {
   const route = ROUTES[name];
   const path = buildPath(route.path, opts.params);
@@ -76,7 +105,7 @@ export async function callRoute<K extends RouteName>(cfg: TransportConfig, name:
 /** The raw call; also used for routes outside ROUTES (health). */
 export async function request(
   cfg: TransportConfig,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT',
   path: string,
   schema: { safeParse(data: unknown): { success: true; data: unknown } | { success: false; error: Parameters<typeof problemsFromZod>[0] } },
   label: string,
@@ -114,6 +143,8 @@ export async function request(
     if (timedOut) {
       throw new GpuxConnectionError(cfg.baseUrl, `timed out after ${timeoutMs} ms waiting for the coordinator at ${cfg.baseUrl} (${label})`, { cause: err });
     }
+    const tls = tlsFailure(err);
+    if (tls) throw new GpuxTlsError(cfg.baseUrl, tlsMessage(cfg.baseUrl, tls), { ...tls, cause: err });
     throw new GpuxConnectionError(cfg.baseUrl, `cannot reach the coordinator at ${cfg.baseUrl}: is it running? (${describeCause(err)})`, { cause: err });
   } finally {
     clearTimeout(timer);
@@ -138,7 +169,7 @@ export async function request(
 }
 
 /** No secrets in clear: a bearer token goes only over https or to loopback, unless the client was built with insecure. */
-function guardToken(cfg: TransportConfig): void {
+export function guardToken(cfg: TransportConfig): void {
   if (cfg.transportChecked) return;
   let warning: string | null;
   try {
@@ -156,7 +187,7 @@ function snippet(text: string): string {
   return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine || '(empty)';
 }
 
-function apiError(status: number, json: unknown, text: string, label: string): GpuxApiError {
+export function apiError(status: number, json: unknown, text: string, label: string): GpuxApiError {
   const strict = ErrorBody.safeParse(json);
   if (strict.success) return new GpuxApiError(status, strict.data.error.code, strict.data.error.message, strict.data.error.problems ?? []);
   // Be lenient with error bodies: a useful message beats a validation failure on top of a failure.

@@ -1,8 +1,11 @@
-/** @gpux/testing: helpers for tests: throwaway PostgreSQL, the component rule, the Store conformance suite, temp dirs. */
+/** @gpux/testing: helpers for tests: throwaway PostgreSQL, the component rule, the Store conformance suite, temp dirs, throwaway certificates. */
 export { requireAllComponents, requireComponent } from './components.js';
 export { findPostgresBin, type PostgresServer, postgresAvailability, requirePostgres, startPostgres } from './postgres.js';
 export { type OpenStore, runStoreConformance, type StoreUnderTest } from './store-conformance.js';
 export { type TempDir, tempDir } from './temp-dir.js';
+export { type CertPair, certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable, type TestCa } from './certs.js';
 export { advertisement as sampleAdvertisement, spec as sampleJobSpec } from './conformance/fixtures.js';
 export { buildBusyboxImage, type DockerAvailability, dockerAvailability, dockerSocket, requireDocker, TEST_APPLETS, TEST_IMAGE } from './docker.js';
 export { queuedJobRecord } from './queued-job.js';
+export { type BlobBackendUnderTest, type OpenBlobBackend, pieces, runBlobBackendConformance, seededBytes, sha256 as sha256Of } from './conformance/blob-backend.js';
+export { requireS3Emulator, type S3Emulator, s3EmulatorAvailable, startS3Emulator } from './s3-emulator.js';

@@ -12,6 +12,7 @@ import { leasePenaltyTests } from './conformance/flows/lease-penalties.js';
 import { lifecycleTests } from './conformance/lifecycle.js';
 import { attemptWriteTests } from './conformance/ports/attempt-writes.js';
 import { attemptTests } from './conformance/ports/attempts.js';
+import { blobTests } from './conformance/ports/blobs.js';
 import { challengeTests } from './conformance/ports/challenges.js';
 import { equivocationTests } from './conformance/ports/equivocations.js';
 import { historyTests } from './conformance/ports/history.js';
@@ -47,6 +48,7 @@ export function runStoreConformance(name: string, open: OpenStore, opts: { skip?
     describe('reputation port: decayed outcomes per node', () => reputationTests(open));
     describe('challenges port: proof-of-hardware challenges and node proof state', () => challengeTests(open));
     describe('history port: events, job history, counts', () => historyTests(open));
+    describe('blobs port: uploads, holds, quota, what the GC may sweep', () => blobTests(open));
     describe('flows: job money (hold, settle, release, top-up, stake locks)', () => jobMoneyTests(open));
     describe('flows: cancel grace and fee carry', () => cancelGraceTests(open));
     describe('flows: abandoned leases (fees, suspension)', () => leasePenaltyTests(open));

@@ -3,17 +3,23 @@
  * One agent is killed mid-job (its job completes elsewhere); the coordinator is SIGKILLed and restarted
  * mid-run (no acknowledged job is lost). The jobs are paid: the buyer's funds are held in escrow, the
  * nodes are staked by their provider, running attempts settle in chunks, and at the end every job's bill
- * adds up and the ledger balances, crashes and all. Runs on SQLite and on PostgreSQL.
+ * adds up and the ledger balances, crashes and all. Runs on SQLite over HTTPS (the coordinator serves TLS with a
+ * certificate of a throwaway CA that the agents and the SDK are given with GPUX_CA_FILE / caFile) and on PostgreSQL
+ * over plain HTTP on loopback.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { issueEnrollment, issueToken, openStore } from '@gpux/coordinator';
+import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { nodeIdFromPublicKey } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
+import { tlsFetch } from '@gpux/protocol/tls-fetch';
+import { makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
+import { requireComponent } from '../src/components.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
 import { freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
@@ -53,26 +59,36 @@ function jobSpec(i: number) {
   };
 }
 
-async function runNetwork(dbUrl: string) {
+async function runNetwork(dbUrl: string, opts: { tls?: boolean } = {}) {
   const dir = tempDir('gpux-e2e');
   const store = await openStore(dbUrl);
   const { token } = await issueToken(store, { role: 'operator', name: 'e2e' }, systemClock, random);
   const provider = await issueToken(store, { role: 'buyer', name: 'e2e-provider' }, systemClock, random);
-  // The nodes register with an enrollment token of the provider; its bearer token stays with the provider.
-  const enrollment = await issueEnrollment(store, { accountId: provider.accountId, name: 'e2e-nodes' }, systemClock, random);
   await store.close();
 
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = { ...fastTiming, GPUX_HOME: join(dir.path, 'home') };
+  const certDir = join(dir.path, 'certs');
+  if (opts.tls) mkdirSync(certDir);
+  const ca = opts.tls ? makeTestCa(certDir) : undefined;
+  const server = ca?.servers.server;
+  const url = `${ca ? 'https' : 'http'}://127.0.0.1:${port}`;
+  // Over TLS every process trusts only the test CA: the coordinator serves its certificate, agents and the SDK get the CA.
+  const tlsEnv = ca && server ? { GPUX_TLS_CERT_FILE: server.cert, GPUX_TLS_KEY_FILE: server.key, GPUX_CA_FILE: ca.ca } : {};
+  const env = { ...fastTiming, ...tlsEnv, GPUX_HOME: join(dir.path, 'home') };
   const startCoordinator = () => spawnGpux(['coordinator', 'start', '--db', dbUrl, '--port', String(port), '--data-dir', join(dir.path, 'coord')], env);
-  const client = new GpuxClient({ url, token });
-  const ready = () => waitFor('coordinator ready', async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 60_000);
+  const caOpt = ca ? { caFile: ca.ca } : {};
+  const client = new GpuxClient({ url, token, ...caOpt });
+  const probe = ca ? tlsFetch({ ca: await readFile(ca.ca) }) : fetch;
+  const ready = () => waitFor('coordinator ready', async () => ((await probe(`${url}/readyz`)).ok ? true : undefined), 60_000);
 
   let coordinator: GpuxProcess = startCoordinator();
   const agents: GpuxProcess[] = [];
   try {
     await ready();
+    // The nodes register with an enrollment token of the provider (its bearer token stays with the provider),
+    // made through the API so it carries the fingerprint of the coordinator's key: the agents pin it (issue 19).
+    const enrollment = await new GpuxClient({ url, token: provider.token, ...caOpt }).createEnrollment({ name: 'e2e-nodes' });
+    assert.match(enrollment.token, /\.[0-9a-f]{64}$/, 'the enrollment token names the coordinator key');
     for (let i = 0; i < 3; i++) {
       agents.push(
         spawnGpux(
@@ -90,7 +106,7 @@ async function runNetwork(dbUrl: string) {
     // and for the provider, who stakes each of its nodes.
     await client.deposit({ asset: 'usdc', amount: BUYER_FUNDS, reference: 'e2e-buyer-funding' });
     await client.deposit({ asset: 'usdc', amount: 3 * STAKE, reference: 'e2e-provider-funding', accountId: provider.accountId });
-    const providerClient = new GpuxClient({ url, token: provider.token });
+    const providerClient = new GpuxClient({ url, token: provider.token, ...caOpt });
     for (const n of nodes) await providerClient.addStake(n.id, STAKE);
 
     const ids: string[] = [];
@@ -197,10 +213,10 @@ async function runNetwork(dbUrl: string) {
 }
 
 describe('end to end: coordinator + 3 agents as processes', () => {
-  test('SQLite: 30 jobs, an agent killed mid-job, the coordinator SIGKILLed and restarted', { timeout: 300_000 }, async () => {
+  test('SQLite over HTTPS: 30 jobs, an agent killed mid-job, the coordinator SIGKILLed and restarted', { timeout: 300_000, ...requireComponent('openssl', opensslAvailable(), OPENSSL_WHY) }, async () => {
     const dir = tempDir('gpux-e2e-db');
     try {
-      await runNetwork(`sqlite:${join(dir.path, 'coordinator.db')}`);
+      await runNetwork(`sqlite:${join(dir.path, 'coordinator.db')}`, { tls: true });
     } finally {
       await dir.cleanup();
     }

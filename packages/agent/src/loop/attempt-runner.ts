@@ -1,6 +1,6 @@
 /** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
-import { type Assignment, buildCommitment, type ResultReport } from '@gpux/protocol';
+import { type Assignment, buildCommitment, type ResultReport, type Seal } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
@@ -21,6 +21,8 @@ export interface AttemptContext {
   stopping: AbortSignal;
   /** Log bytes shipped per attempt (then "[logs truncated]"). Default the LogShipper's. */
   maxLogBytes?: number;
+  /** True when the cancel order's seal verifies with a trusted coordinator key (issue 19); a false cancel is ignored. */
+  checkCancel(attemptId: string, seal: Seal | undefined): Promise<boolean>;
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
@@ -62,7 +64,7 @@ export class AttemptRunner {
       this.neverStarted = gaveUp;
       return;
     }
-    if (started.cancel) this.stopReason ??= 'cancelled';
+    if (started.cancel && (await this.ctx.checkCancel(attemptId, started.cancelSeal))) this.stopReason ??= 'cancelled';
     if (this.stopReason) {
       await this.report(this.toReport(this.stoppedOutcome(), { logBytes: 0, logsTruncated: false }));
       return;
@@ -71,7 +73,7 @@ export class AttemptRunner {
 
     const shipper = new LogShipper({
       send: (entries) => this.ctx.client.logs(attemptId, entries),
-      onCancel: () => this.stop('cancelled'),
+      onCancel: (seal) => void this.cancelIfSealed(seal),
       isGone,
       clock: this.ctx.clock,
       logger: this.log,
@@ -103,6 +105,10 @@ export class AttemptRunner {
     if (this.stopReason === 'shutdown') outcome = { ...outcome, ...this.stoppedOutcome() };
     this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
     await this.report(this.toReport(outcome, shipper.metrics));
+  }
+
+  private async cancelIfSealed(seal: Seal | undefined): Promise<void> {
+    if (!this.stopReason && (await this.ctx.checkCancel(this.assignment.attemptId, seal))) this.stop('cancelled');
   }
 
   /** A shutdown is reported as failed with no exit code, so the coordinator retries the job elsewhere. */

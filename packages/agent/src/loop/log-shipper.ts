@@ -5,14 +5,14 @@
  * refuses a batch outright (400/413: dropped, never retried forever).
  */
 import type { Clock, Logger } from '@gpux/core';
-import { LOG_ENTRY_MAX_BYTES, type LogBatchResponse, type LogEntry, type LogStream } from '@gpux/protocol';
+import { LOG_ENTRY_MAX_BYTES, type LogBatchResponse, type LogEntry, type LogStream, type Seal } from '@gpux/protocol';
 import { CoordinatorApiError } from '../coordinator-client.js';
 import { drainUntil } from './backoff.js';
 
 export interface LogShipperOptions {
   send(entries: LogEntry[]): Promise<LogBatchResponse>;
-  /** The coordinator said the job was cancelled. */
-  onCancel(): void;
+  /** The coordinator said the job was cancelled, with its sealed cancel order: the owner checks the seal before stopping. */
+  onCancel(seal: Seal | undefined): void;
   /** The coordinator no longer takes logs for the attempt (404/409/410): stop shipping. */
   isGone(e: unknown): boolean;
   clock: Clock;
@@ -133,7 +133,7 @@ export class LogShipper {
         const res = await this.opts.send(batch.map((b) => b.entry));
         this.buffer.splice(0, n);
         this.bufferedBytes -= size;
-        if (res.cancel) this.opts.onCancel();
+        if (res.cancel) this.opts.onCancel(res.cancelSeal);
         if (res.truncated) {
           // The coordinator stored its own "log limit reached" marker; anything more would be dropped there.
           this.truncated = true;

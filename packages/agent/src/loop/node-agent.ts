@@ -1,10 +1,12 @@
 /** The running agent: registration, heartbeats, the work long-poll, outages and shutdown. One AttemptRunner per assignment. */
 import type { Clock, Executor, Logger, Random } from '@gpux/core';
-import type { Assignment, ChallengeAssignment, NodeAdvertisementInput } from '@gpux/protocol';
+import type { Assignment, ChallengeAssignment, NodeAdvertisementInput, Seal, SealedCancel } from '@gpux/protocol';
 import { type ChallengeRunnerSetting, chooseChallengeRunner } from '../challenge/choose.js';
 import type { ChallengeRunner } from '../challenge/runner.js';
 import { runChallenge } from '../challenge/task.js';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
+import type { OrderTrust } from '../coordinator-trust.js';
+import { assignmentOrder, cancelOrder, challengeOrder } from '../orders.js';
 import { type AttemptContext, AttemptRunner } from './attempt-runner.js';
 import { Backoff, sleep } from './backoff.js';
 
@@ -17,6 +19,8 @@ export interface RunningAgent {
 export interface NodeAgentDeps {
   nodeId: string;
   client: CoordinatorClient;
+  /** The pinned coordinator keys (issue 19): the registration answer and every order must carry a seal they verify. */
+  trust: OrderTrust;
   executor: Executor;
   advertisement: NodeAdvertisementInput;
   clock: Clock;
@@ -31,11 +35,16 @@ export interface NodeAgentDeps {
 }
 
 const REMEMBER_FINISHED = 10_000;
+const REMEMBER_REFUSED = 1000;
 const SHUTDOWN_REPORT_MS = 10_000;
 
 export class NodeAgent implements RunningAgent {
   private readonly attempts = new Map<string, { runner: AttemptRunner; done: Promise<void> }>();
   private readonly finished = new Set<string>();
+  /** Assignments refused (seal did not verify): a redelivery is not run either. Cancels and challenges refused: logged once. */
+  private readonly refused = new Set<string>();
+  private readonly cancelsRefused = new Set<string>();
+  private readonly challengesRefused = new Set<string>();
   private heartbeatIntervalMs = 5000;
   private needRegister = false;
   private registering: Promise<void> | null = null;
@@ -64,6 +73,7 @@ export class NodeAgent implements RunningAgent {
       giveUpAt: () => this.giveUpAt,
       stopping: this.stopAbort.signal,
       maxLogBytes: d.maxLogBytes,
+      checkCancel: (attemptId, seal) => this.cancelVerified(attemptId, seal),
     };
   }
 
@@ -105,7 +115,9 @@ export class NodeAgent implements RunningAgent {
     const running = () => [...this.attempts.values()].map((a) => a.done);
     if (graceful && this.attempts.size > 0) {
       this.d.logger.info({ attempts: this.attempts.size }, 'waiting for running attempts to finish');
-      await Promise.race([Promise.all(running()), sleep(this.d.gracefulTimeoutMs)]);
+      const waited = new AbortController(); // ends the timer too: a pending 60 s timer would hold the process open
+      await Promise.race([Promise.all(running()), sleep(this.d.gracefulTimeoutMs, waited.signal)]);
+      waited.abort();
     }
     this.giveUpAt = this.d.clock.now() + SHUTDOWN_REPORT_MS;
     this.stopAbort.abort();
@@ -119,6 +131,8 @@ export class NodeAgent implements RunningAgent {
 
   private async register(): Promise<void> {
     const res = await this.d.client.register(this.d.advertisement);
+    // Before anything else: is this the coordinator this node is enrolled with? (throws, never retried)
+    await this.d.trust.acceptRegistration(res, { nodeId: this.d.nodeId, publicKey: this.d.client.publicKey });
     this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
     this.noteReachable();
     this.needRegister = false;
@@ -142,8 +156,8 @@ export class NodeAgent implements RunningAgent {
         const res = await this.d.client.work(this.d.pollWaitMs, signal);
         this.noteReachable();
         backoff.reset();
-        for (const a of res.assignments) this.launch(a);
-        this.cancel(res.cancel ?? []);
+        for (const a of res.assignments) await this.admit(a);
+        await this.cancel(res.cancel ?? []);
         // Guard against a coordinator that answers at once: never spin.
         if (res.assignments.length === 0 && !res.cancel?.length && this.d.clock.now() - began < 100) await sleep(250, signal);
       } catch (e) {
@@ -166,8 +180,8 @@ export class NodeAgent implements RunningAgent {
         this.lastRttMs = Math.max(0, this.d.clock.now() - sent); // reported with the next heartbeat (latency score)
         this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
         this.noteReachable();
-        this.cancel(res.cancel);
-        if (res.challenge) this.startChallenge(res.challenge);
+        await this.cancel(res.cancel);
+        if (res.challenge) await this.startChallenge(res.challenge);
       } catch (e) {
         this.onFailure(e, 'heartbeat');
       }
@@ -178,7 +192,13 @@ export class NodeAgent implements RunningAgent {
    * A proof-of-hardware challenge from a heartbeat: computed beside the loops (heartbeats keep going), one at a
    * time; the heartbeat repeats a pending challenge until the coordinator has the digests, so ids are remembered.
    */
-  private startChallenge(a: ChallengeAssignment): void {
+  private async startChallenge(a: ChallengeAssignment): Promise<void> {
+    if (this.challenge || this.challengesSeen.has(a.id) || this.stopAbort.signal.aborted) return;
+    const check = await this.d.trust.check(challengeOrder(a, this.d.nodeId), a.seal);
+    if (!check.ok) {
+      if (remember(this.challengesRefused, a.id, REMEMBER_REFUSED)) this.d.logger.error({ challengeId: a.id, reason: check.reason }, `ignored a proof-of-hardware challenge: ${check.reason}`);
+      return;
+    }
     if (this.challenge || this.challengesSeen.has(a.id) || this.stopAbort.signal.aborted) return;
     this.challengesSeen.add(a.id);
     if (this.challengesSeen.size > 1000) this.challengesSeen.delete(this.challengesSeen.values().next().value as string);
@@ -203,18 +223,39 @@ export class NodeAgent implements RunningAgent {
     return this.challengeRunner;
   }
 
-  /** Heartbeats and the work long-poll both carry attempts to stop (job cancelled, or lease lost). */
-  private cancel(ids: readonly string[]): void {
-    for (const id of ids) {
-      const a = this.attempts.get(id);
-      if (!a) continue;
-      this.d.logger.info({ attemptId: id }, 'the coordinator cancelled the attempt');
+  /** Heartbeats and the work long-poll both carry attempts to stop (job cancelled, or lease lost), each sealed. */
+  private async cancel(orders: readonly SealedCancel[]): Promise<void> {
+    for (const { attemptId, seal } of orders) {
+      const a = this.attempts.get(attemptId);
+      if (!a || !(await this.cancelVerified(attemptId, seal))) continue;
+      this.d.logger.info({ attemptId }, 'the coordinator cancelled the attempt');
       a.runner.stop('cancelled');
     }
   }
 
+  /** A cancel is acted on only when its seal verifies; otherwise it is ignored (logged once per attempt). */
+  private async cancelVerified(attemptId: string, seal: Seal | undefined): Promise<boolean> {
+    const check = await this.d.trust.check(cancelOrder(attemptId, this.d.nodeId), seal);
+    if (!check.ok && remember(this.cancelsRefused, attemptId, REMEMBER_REFUSED)) {
+      this.d.logger.error({ attemptId, reason: check.reason }, `ignored a cancel: ${check.reason}`);
+    }
+    return check.ok;
+  }
+
+  /** An assignment runs only when its seal verifies; otherwise it is refused, reported, and never run (not on redelivery either). */
+  private async admit(a: Assignment): Promise<void> {
+    const id = a.attemptId;
+    if (this.attempts.has(id) || this.finished.has(id) || this.refused.has(id)) return; // work re-delivers until started
+    const check = await this.d.trust.check(assignmentOrder(a, this.d.nodeId), a.seal);
+    if (check.ok) return this.launch(a);
+    remember(this.refused, id, REMEMBER_REFUSED);
+    this.d.logger.error({ attemptId: id, jobId: a.jobId, reason: check.reason }, `refused an assignment, not running it: ${check.reason}`);
+    // Best effort: the coordinator ends the attempt and queues the job again; if this fails, its lease runs out.
+    this.d.client.refuse(id, check.reason).catch((e: unknown) => this.d.logger.warn({ attemptId: id, err: (e as Error).message }, 'could not report the refusal to the coordinator'));
+  }
+
   private launch(a: Assignment): void {
-    if (this.attempts.has(a.attemptId) || this.finished.has(a.attemptId)) return; // work re-delivers until started
+    if (this.attempts.has(a.attemptId) || this.finished.has(a.attemptId)) return;
     const runner = new AttemptRunner(a, this.ctx);
     const done = runner
       .run()
@@ -222,8 +263,7 @@ export class NodeAgent implements RunningAgent {
       .finally(() => {
         this.attempts.delete(a.attemptId);
         if (runner.neverStarted) return; // the coordinator may deliver it again once reachable
-        this.finished.add(a.attemptId);
-        if (this.finished.size > REMEMBER_FINISHED) this.finished.delete(this.finished.values().next().value as string);
+        remember(this.finished, a.attemptId, REMEMBER_FINISHED);
       });
     this.attempts.set(a.attemptId, { runner, done });
   }
@@ -252,4 +292,12 @@ export class NodeAgent implements RunningAgent {
     this.outageSince = null;
     this.needRegister = true;
   }
+}
+
+/** Adds `id` to a bounded set (oldest dropped first); true when it was not there yet. */
+function remember(set: Set<string>, id: string, max: number): boolean {
+  if (set.has(id)) return false;
+  set.add(id);
+  if (set.size > max) set.delete(set.values().next().value as string);
+  return true;
 }

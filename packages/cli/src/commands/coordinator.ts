@@ -1,10 +1,11 @@
-/** `gpux coordinator start` (run the service) and `gpux coordinator token create` (via the API). */
+/** `gpux coordinator start` (run the service), `gpux coordinator token create` (via the API); `key` is coordinator-key.ts. */
 import type { CoordinatorConfig } from '@gpux/coordinator';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { explainListenError, usageError } from '../errors.js';
 import { toJson } from '../output.js';
 import { waitForShutdown } from '../signals.js';
+import { registerCoordinatorKey } from './coordinator-key.js';
 import { parseExpiresIn } from './token.js';
 
 interface StartFlags {
@@ -50,6 +51,8 @@ export function registerCoordinator(program: Command, io: Io): void {
       io.out.write(`${signal}: stopping the coordinator\n`);
       await coord.close();
     });
+
+  registerCoordinatorKey(coordinator, io);
 
   const token = coordinator.command('token').description('bearer tokens');
   jsonOption(

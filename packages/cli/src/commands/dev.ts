@@ -86,7 +86,7 @@ async function runDev(io: Io, flags: DevFlags): Promise<void> {
     const provider = await issueToken(coord.store, { role: 'buyer', name: 'dev-provider' }, systemClock, cryptoRandom);
     const providerToken = provider.token;
     // The nodes register with an enrollment token of the provider: it can do nothing else.
-    const enrollmentToken = (await issueEnrollment(coord.store, { accountId: provider.accountId, name: 'dev-nodes' }, systemClock, cryptoRandom)).token;
+    const enrollmentToken = (await issueEnrollment(coord.store, { accountId: provider.accountId, name: 'dev-nodes', fingerprint: coord.signingKey().fingerprint }, systemClock, cryptoRandom)).token;
 
     const agentConfig = loadAgentConfig(io.env, {
       coordinatorUrl: coord.url,

@@ -34,6 +34,8 @@ interface StartFlags {
   defaultCpus?: string;
   defaultMemoryGb?: string;
   maxScratchBytes?: string;
+  coordinatorKey?: string;
+  coordinatorCertSha256?: string;
 }
 
 export const UNSAFE_PROCESS_NOTE =
@@ -155,6 +157,11 @@ export function registerNode(program: Command, io: Io): void {
       'enrollment token (gpux_enroll_…, from `gpux enrollment create`) of the account that owns this node, is paid for its jobs and stakes it (default $GPUX_ENROLLMENT_TOKEN)',
     )
     .addOption(new Option('--provider-token <token>', 'replaced by --enrollment-token').hideHelp())
+    .option(
+      '--coordinator-key <fingerprint>',
+      "the coordinator's signing key to pin (64 hex, from its operator; default $GPUX_COORDINATOR_KEY, else the one in the enrollment token, else trust on first use)",
+    )
+    .option('--coordinator-cert-sha256 <fp[,fp]>', "pin the coordinator's TLS certificate: sha256 of its certificate or an issuing CA's (default $GPUX_COORDINATOR_CERT_SHA256)")
     .option('--executor <kind>', 'docker (default: each job in an isolated container), process or simulated')
     .option('--allow-unsafe-process', 'let the process executor run jobs as host processes (trusted jobs only)')
     .option('--allow-network', 'give a network to the containers of jobs that ask for one (default: none)')
@@ -190,6 +197,9 @@ export function registerNode(program: Command, io: Io): void {
         defaultCpus: flags.defaultCpus,
         defaultMemoryGb: flags.defaultMemoryGb,
         maxScratchBytes: flags.maxScratchBytes,
+        coordinatorKey: flags.coordinatorKey,
+        ...(io.caFile ? { caFile: io.caFile } : {}), // global --ca-file (GPUX_CA_FILE is read by loadAgentConfig)
+        coordinatorCertSha256: flags.coordinatorCertSha256,
       });
       // Every coordinator refuses a node without one: say so now rather than after the first registration.
       if (!config.enrollmentToken) {

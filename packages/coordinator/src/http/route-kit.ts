@@ -7,6 +7,7 @@ import { problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Runtime } from '../runtime.js';
+import { authLimitHooks } from './auth-limit.js';
 import { authenticateBearer, type Principal } from './bearer-auth.js';
 import { authenticateNode } from './node-auth.js';
 
@@ -57,6 +58,8 @@ export function mountRoute<N extends RouteName>(
     method: def.method,
     url: def.path,
     ...(opts.bodyLimit ? { bodyLimit: opts.bodyLimit } : {}),
+    // Failed authentications are limited per client address (issue 19).
+    ...(def.auth === 'none' ? {} : authLimitHooks(rt)),
     handler: async (req, reply) => {
       const auth: Record<string, unknown> = {};
       if (def.auth === 'node') {

@@ -1,7 +1,7 @@
 /** Signed node-agent routes under /v1/agent. */
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { finishAttempt, heartbeat, startAttempt } from '../services/agent.js';
+import { finishAttempt, heartbeat, refuseAttempt, startAttempt } from '../services/agent.js';
 import { postDigests, postReveal, REVEAL_BODY_LIMIT_BYTES } from '../services/challenges.js';
 import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
 import { RegisterRateLimited, register } from '../services/register.js';
@@ -24,7 +24,17 @@ export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
   });
   mountRoute(app, rt, 'work', ({ nodeId, query }) => pollWork(rt, nodeId, query.waitMs));
   mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
-  mountRoute(app, rt, 'attemptLogs', ({ nodeId, id, body }) => appendLogs(rt, nodeId, id, body));
+  mountRoute(app, rt, 'attemptLogs', async ({ nodeId, id, body }) => {
+    const res = await appendLogs(rt, nodeId, id, body);
+    // A cancel the agent acts on is sealed (issue 19).
+    return res.cancel ? { ...res, cancelSeal: rt.signer.sealCancel(id, nodeId).seal } : res;
+  });
+  mountRoute(app, rt, 'refuseAttempt', ({ nodeId, id, body }) => refuseAttempt(rt, nodeId, id, body.reason));
+  // The key chain changes only on a rotation (activating a day later): a few seconds of caching is safe.
+  mountRoute(app, rt, 'coordinatorIdentity', async ({ reply }) => {
+    reply.header('cache-control', 'public, max-age=5');
+    return rt.signer.identityView();
+  });
   mountRoute(app, rt, 'attemptEvents', ({ nodeId, id, body }) => appendAttemptEvents(rt, nodeId, id, body));
   mountRoute(app, rt, 'challengeDigests', ({ nodeId, id, body }) => postDigests(rt, nodeId, id, body));
   // Up to MAX_REVEALS row blocks of about 256 KiB each, base64: the largest reveal any sizing asks for.

@@ -58,6 +58,7 @@ export async function createEnrollment(
       name: body.name,
       ...(body.expiresInSeconds !== undefined ? { expiresInSeconds: body.expiresInSeconds } : {}),
       ...(body.maxNodes !== undefined ? { maxNodes: body.maxNodes } : {}),
+      fingerprint: rt.signer.current().fingerprint, // the agent pins the coordinator's key from it (issue 19)
     },
     rt.clock,
     rt.random,

@@ -3,11 +3,30 @@
  * verified. Registration is register.ts; logs and events are attempt-writes.ts.
  */
 import { type AttemptRecord, GpuxError, type JobRecord } from '@gpux/core';
-import { type HeartbeatResponse, type OutputFile, outputRootDigest, type ResultReport, type ResultResponse, type StartAttemptResponse, sha256Hex } from '@gpux/protocol';
+import {
+  type HeartbeatResponse,
+  type OutputFile,
+  outputRootDigest,
+  type RefuseAttemptResponse,
+  type ResultReport,
+  type ResultResponse,
+  type StartAttemptResponse,
+  sha256Hex,
+} from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
+
+/** HeartbeatResponse.cancel's bound. */
+const MAX_CANCELS = 1024;
 import { heartbeatChallenge } from './challenges.js';
 import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
+
+/**
+ * Cancels for attempts the agent lists but that are not active here are sealed too (50 µs each): at most this
+ * many per heartbeat, so a node listing a thousand made-up ids cannot make every heartbeat cost 50 ms of
+ * signing. An honest agent holds a handful; the rest come with the next heartbeat.
+ */
+export const MAX_STRAY_CANCELS = 64;
 
 /** The attempt, if it belongs to this node. */
 export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
@@ -39,13 +58,19 @@ export async function heartbeat(rt: Runtime, nodeId: string, held: readonly stri
   const activeIds = new Set(active.map((a) => a.id));
   const heldIds = new Set(held);
   const cancel = new Set(cancelAttemptIds);
-  for (const id of heldIds) if (!activeIds.has(id)) cancel.add(id);
+  let stray = 0;
+  for (const id of heldIds) {
+    if (activeIds.has(id) || cancel.has(id)) continue;
+    if (++stray > MAX_STRAY_CANCELS) break;
+    cancel.add(id);
+  }
   for (const a of active) {
     if (!heldIds.has(a.id) && unheldTooLong(a, now, config.leaseTtlMs)) await abandon(rt, a, now);
   }
   // A pending proof-of-hardware challenge rides on the heartbeat (issue 12).
   const challenge = await heartbeatChallenge(rt, nodeId);
-  return { cancel: [...cancel], heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now, ...(challenge && { challenge }) };
+  const sealedCancels = [...cancel].slice(0, MAX_CANCELS).map((id) => rt.signer.sealCancel(id, nodeId));
+  return { cancel: sealedCancels, heartbeatIntervalMs: config.heartbeatIntervalMs, serverTime: now, ...(challenge && { challenge }) };
 }
 
 /**
@@ -72,7 +97,20 @@ export async function startAttempt(rt: Runtime, nodeId: string, attemptId: strin
   const { job } = await rt.store.startAttempt(attemptId, nodeId, rt.clock.now());
   rt.delivery.forget(attemptId);
   rt.logger.debug({ nodeId, attemptId, jobId: job.id }, 'attempt started');
-  return { ok: true, cancel: job.cancelRequested };
+  return job.cancelRequested ? { ok: true, cancel: true, cancelSeal: rt.signer.sealCancel(attemptId, nodeId).seal } : { ok: true, cancel: false };
+}
+
+/**
+ * POST /v1/agent/attempts/:id/refuse (issue 19): the node could not verify an assignment (no seal, an unknown
+ * key, altered on the way). Still assigned and this node's: ended with the reason and requeued, at no cost to
+ * the node. Anything else (started, over, another node's) is answered ended: false and changes nothing.
+ */
+export async function refuseAttempt(rt: Runtime, nodeId: string, attemptId: string, reason: string): Promise<RefuseAttemptResponse> {
+  const res = await rt.store.refuseAttempt({ attemptId, nodeId, reason, now: rt.clock.now() }, rt.decider);
+  if (!res.ended) return { ok: true, ended: false };
+  attemptEnded(rt, attemptId, res.job.id, 'refused');
+  rt.logger.warn({ nodeId, attemptId, jobId: res.job.id, reason, jobState: res.job.state }, 'the node refused an assignment it could not verify');
+  return { ok: true, ended: true };
 }
 
 /**

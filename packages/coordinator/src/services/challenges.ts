@@ -132,7 +132,8 @@ export function assignmentOf(c: ChallengeRecord): ChallengeAssignment {
 export async function heartbeatChallenge(rt: Runtime, nodeId: string): Promise<ChallengeAssignment | undefined> {
   if (!challengeRequired(rt)) return undefined;
   const c = await rt.store.pendingChallengeOf(nodeId);
-  return c && assignmentOf(c);
+  // Sealed until its deadline (issue 19): an agent runs only a challenge its coordinator signed.
+  return c && rt.signer.sealChallenge(nodeId, assignmentOf(c));
 }
 
 /** The node's own challenge; another node's reads as not found. */

@@ -5,7 +5,7 @@
  * GPU uuid that another provider's node holds). Then the node enters the capacity index with its asks.
  */
 import { GpuxError } from '@gpux/core';
-import type { NodeAdvertisement, RegisterResponse } from '@gpux/protocol';
+import { type NodeAdvertisement, type RegisterResponse, SEAL_TTL_MS } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 import { adProblems } from './advertisement-check.js';
@@ -90,7 +90,13 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   await afterRegister(rt, before, node).catch((err: unknown) => rt.logger.error({ err, nodeId }, 'issuing the proof-of-hardware challenge failed'));
   rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length, enrollmentId: enrollment.id }, 'node registered');
   rt.scheduling.kick();
-  return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now };
+  return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now, coordinator: identityFor(rt, nodeId, publicKey, now) };
+}
+
+/** The coordinator's key and its seal over this registration (issue 19): the agent checks it against the key it pinned. */
+function identityFor(rt: Runtime, nodeId: string, nodePublicKey: string, serverTime: number): NonNullable<RegisterResponse['coordinator']> {
+  const seal = rt.signer.seal({ kind: 'registration', nodeId, nodePublicKey, serverTime }, serverTime + SEAL_TTL_MS.registration);
+  return { publicKey: rt.signer.publicKeyOf(seal.keyId), fingerprint: seal.keyId, seal };
 }
 
 /** RATE_LIMITED with the wait, so the route can send Retry-After. */

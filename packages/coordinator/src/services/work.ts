@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { GpuxError } from '@gpux/core';
-import type { Assignment } from '@gpux/protocol';
+import { type Assignment, canonicalDigest, JobSpec, SEAL_TTL_MS, specDigest, type WorkResponse } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { PollSlots } from '../waiters.js';
 
@@ -13,6 +13,39 @@ const slotsOf = new WeakMap<Runtime, PollSlots>();
 export interface WorkSnapshot {
   assignments: Assignment[];
   cancel: string[];
+}
+
+/**
+ * Seal what goes out (issue 19): each assignment over its attempt, job, node, spec digest, GPUs, lease and
+ * gang; each cancel over its attempt and node. Signed where the response is built, never stored.
+ */
+function sealed(rt: Runtime, nodeId: string, snap: WorkSnapshot): WorkResponse {
+  const expiresAt = rt.clock.now() + SEAL_TTL_MS.assignment;
+  const assignments = snap.assignments.map((a) => {
+    const order = {
+      kind: 'assignment' as const,
+      attemptId: a.attemptId,
+      jobId: a.jobId,
+      nodeId,
+      specDigest: specDigest(a.spec),
+      gpuIndices: a.gpuIndices,
+      leaseExpiresAt: a.leaseExpiresAt,
+      gangDigest: a.gang ? canonicalDigest(a.gang) : null,
+    };
+    return { ...a, seal: rt.signer.seal(order, expiresAt) };
+  });
+  return { assignments, cancel: snap.cancel.map((id) => rt.signer.sealCancel(id, nodeId)) };
+}
+
+/**
+ * The spec parsed by the schema the agent parses it with, so the seal's spec digest is over exactly what is
+ * sent. A stored spec the schema no longer takes is sent as stored (the agent will refuse it) and logged.
+ */
+function specAsSent(rt: Runtime, jobId: string, spec: Assignment['spec']): Assignment['spec'] {
+  const parsed = JobSpec.safeParse(spec);
+  if (parsed.success) return parsed.data;
+  rt.logger.warn({ jobId, problems: parsed.error.issues.slice(0, 5) }, 'a stored job spec does not parse as a JobSpec: sent as stored');
+  return spec;
 }
 
 async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
@@ -29,7 +62,7 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
       out.assignments.push({
         attemptId: a.id,
         jobId: a.jobId,
-        spec: job.spec,
+        spec: specAsSent(rt, job.id, job.spec),
         gpuIndices: a.gpuIndices,
         leaseExpiresAt: a.leaseExpiresAt ?? now + rt.config.leaseTtlMs,
         ...(a.gang ? { gang: { rank: a.gang.rank, worldSize: a.gang.worldSize, peers: a.gang.peers } } : {}),
@@ -40,7 +73,7 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
 }
 
 /** Wait up to `waitMs` for news for this node; always answers with the node's full current set. */
-export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkSnapshot> {
+export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkResponse> {
   let slots = slotsOf.get(rt);
   if (!slots) {
     slots = new PollSlots();
@@ -54,7 +87,7 @@ export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Pro
     });
   }
   try {
-    return await waitForWork(rt, nodeId, waitMs);
+    return sealed(rt, nodeId, await waitForWork(rt, nodeId, waitMs));
   } finally {
     release();
   }

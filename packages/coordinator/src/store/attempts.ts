@@ -160,6 +160,20 @@ export function finishAttempt(
   });
 }
 
+/** Store.refuseAttempt: only this node's attempt, only while assigned; checked under the attempt's lock. */
+export function refuseAttempt(
+  ctx: StoreContext,
+  input: { attemptId: string; nodeId: string; reason: string; now: number },
+  decide: TransitionDecider,
+): Promise<{ ended: false } | { ended: true; job: JobRecord }> {
+  return inTx(ctx, async (trx) => {
+    const a = await lockAttempt(trx, ctx, input.attemptId);
+    if (!a || a.node_id !== input.nodeId || a.state !== 'assigned') return { ended: false as const };
+    const ended = await endAttemptIn(trx, ctx, { row: a, cause: { kind: 'refused', reason: input.reason }, decide, now: input.now });
+    return { ended: true as const, job: ended.job };
+  });
+}
+
 export async function getOutputs(ctx: StoreContext, attemptId: string): Promise<OutputFile[]> {
   const rows = await ctx.db.selectFrom('outputs').selectAll().where('attempt_id', '=', attemptId).orderBy('path').execute();
   return rows.map(outputFromRow);

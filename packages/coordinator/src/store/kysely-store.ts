@@ -5,6 +5,7 @@
 import type { Store } from '@gpux/core';
 import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
+import * as blobs from './blobs.js';
 import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type StorePolicies, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
 import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
@@ -76,6 +77,7 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     startAttempt: (attemptId, nodeId, now) => attempts.startAttempt(ctx, attemptId, nodeId, now),
     finishAttempt: (input, decide) => attempts.finishAttempt(ctx, input, decide),
     getOutputs: (attemptId) => attempts.getOutputs(ctx, attemptId),
+    refuseAttempt: (input, decide) => attempts.refuseAttempt(ctx, input, decide),
 
     appendLogs: (jobId, attemptId, entries) => logs.appendLogs(ctx, jobId, attemptId, entries),
     readLogs: (jobId, after, limit, maxBytes) => logs.readLogs(ctx, jobId, after, limit, maxBytes),
@@ -150,5 +152,19 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
     listJobHistory: (jobId, q) => listJobHistory(ctx, jobId, q),
     countJobsByState: () => jobs.countJobsByState(ctx),
+
+    beginBlobUpload: (q) => blobs.beginBlobUpload(ctx, q),
+    getBlobUpload: (id) => blobs.getBlobUpload(ctx, id),
+    recordBlobUploadProgress: (id, received, expiresAt) => blobs.recordBlobUploadProgress(ctx, id, received, expiresAt),
+    finishBlobUpload: (id, now) => blobs.finishBlobUpload(ctx, id, now),
+    deleteBlobUpload: (id) => blobs.deleteBlobUpload(ctx, id),
+    getBlob: (ownerId, sha256) => blobs.getBlob(ctx, ownerId, sha256),
+    touchBlob: (ownerId, sha256, now) => blobs.touchBlob(ctx, ownerId, sha256, now),
+    listBlobs: (q) => blobs.listBlobs(ctx, q),
+    deleteBlob: (ownerId, sha256, opts) => blobs.deleteBlob(ctx, ownerId, sha256, opts),
+    blobUsage: (ownerId) => blobs.blobUsage(ctx, ownerId),
+    staleBlobs: (before, limit) => blobs.staleBlobs(ctx, before, limit),
+    expiredBlobUploads: (now, limit) => blobs.expiredBlobUploads(ctx, now, limit),
+    blobsInUse: (sha256s) => blobs.blobsInUse(ctx, sha256s),
   };
 }

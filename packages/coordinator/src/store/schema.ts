@@ -1,5 +1,6 @@
 /** Row types of the coordinator database, as Kysely sees them (snake_case columns, epoch-ms integers, JSON as text). */
 import type { Generated } from 'kysely';
+import type { BlobsTable, BlobUploadsTable } from './blob-schema.js';
 
 export interface TokensTable {
   id: string;
@@ -447,5 +448,7 @@ export interface Database {
   canary_runs: CanaryRunsTable;
   canary_cursor: CanaryCursorTable;
   challenges: ChallengesTable;
+  blobs: BlobsTable; // 0016
+  blob_uploads: BlobUploadsTable; // 0016
   gpux_migrations: MigrationsTable;
 }

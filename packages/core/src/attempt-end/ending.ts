@@ -28,7 +28,7 @@ export interface Ending {
   end: AttemptEnd;
   durationMs: number | null;
   row: AttemptEndRow;
-  /** attempt.finished, attempt.lost or attempt.cancelled: the first event of the end. */
+  /** attempt.finished, attempt.lost, attempt.cancelled or attempt.refused: the first event of the end. */
   event: PlannedEvent;
 }
 
@@ -60,6 +60,16 @@ export function endingOf(a: AttemptFacts, cause: AttemptEndCause, now: number, t
         type: 'attempt.finished',
         data: { attemptId: a.id, nodeId: a.nodeId, outcome, exitCode, error, outputDigest },
       },
+    };
+  }
+  if (cause.kind === 'refused') {
+    // Failed with no exit code: the job goes back to the queue (away from this node) like an infrastructure failure.
+    const error = `refused by the node: ${cause.reason}`;
+    return {
+      end: { outcome: 'failed', exitCode: null, error },
+      durationMs: null,
+      row: { state: 'failed', error, finishedAt: now, report: null },
+      event: { at: now, subject: 'job', subjectId: a.jobId, type: 'attempt.refused', data: { attemptId: a.id, nodeId: a.nodeId, reason: cause.reason } },
     };
   }
   const outcome = a.stopBy !== null && a.leaseExpiresAt !== null && a.leaseExpiresAt >= a.stopBy ? 'cancelled' : 'lost';

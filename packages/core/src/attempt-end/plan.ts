@@ -27,7 +27,7 @@ import { type AttemptEndPenalty, isAbandonedLease, leasePenaltyNeeds, netOf, pla
 import { jobMoneyNeedsWallet, planJobMoney } from './money.js';
 import { type NodeOutcomePlan, nodeOutcomeKind, planNodeOutcome, reputationEventOf, teachesExpectation } from './node-outcome.js';
 import { type PlannedEvent, planSettlement, type SettlementPiece, settlementNeedsCarry } from './settle.js';
-import type { AttemptEndBasis, AttemptEndNeeds, AttemptEndPolicy, AttemptEndSnapshot, AttemptFacts, CarryKey, FeeCarry, NodeFacts, RuntimeExpectation } from './snapshot.js';
+import type { AttemptEndBasis, AttemptEndCause, AttemptEndNeeds, AttemptEndPolicy, AttemptEndSnapshot, AttemptFacts, CarryKey, FeeCarry, NodeFacts, RuntimeExpectation } from './snapshot.js';
 
 const isTerminal = (s: JobState) => TERMINAL_JOB_STATES.includes(s);
 
@@ -170,6 +170,9 @@ function compose(s: AttemptEndBasis & Partial<Pick<AttemptEndSnapshot, 'carries'
 
 const byKey = (x: CarryKey, y: CarryKey) => (carryKey(x) < carryKey(y) ? -1 : carryKey(x) > carryKey(y) ? 1 : 0);
 
+/** A refused assignment (issue 19) is no failure of the node's: it did the right thing with an order it could not verify. */
+const countsForNode = (cause: AttemptEndCause): boolean => cause.kind !== 'refused';
+
 /** What the store must read after the basis. */
 export function attemptEndNeeds(s: AttemptEndBasis, policy: AttemptEndPolicy): AttemptEndNeeds {
   const c = compose(s, policy);
@@ -178,7 +181,7 @@ export function attemptEndNeeds(s: AttemptEndBasis, policy: AttemptEndPolicy): A
   return {
     carries: [...c.missing.carries.values()].sort(byKey),
     wallet: c.missing.wallet,
-    nodeStats: nodeOutcomeKind(nodeEnd) !== null,
+    nodeStats: countsForNode(s.cause) && nodeOutcomeKind(nodeEnd) !== null,
     expectation: teachesExpectation(nodeEnd),
     ...lease,
   };
@@ -192,7 +195,7 @@ export function planAttemptEnd(s: AttemptEndSnapshot, policy: AttemptEndPolicy):
   }
   const nodeEnd = { ...c.ending.end, durationMs: c.ending.durationMs };
   const read = { ...(s.nodeStats ? { stats: s.nodeStats } : {}), ...(s.expectation !== undefined ? { expectation: s.expectation } : {}) };
-  const node = planNodeOutcome(s.attempt.nodeId, nodeEnd, read, s.now, policy.nodeStats);
+  const node = countsForNode(s.cause) ? planNodeOutcome(s.attempt.nodeId, nodeEnd, read, s.now, policy.nodeStats) : { node: null, expectation: null };
   const abandoned = isAbandonedLease(s.cause, c.ending.end.outcome, s.node);
   const penalties = abandoned ? [leasePenaltyOf(s, c.transfers)] : [];
   return {

@@ -45,7 +45,9 @@ export type AttemptEndCause =
       commitment?: string;
       commitmentSignature?: string;
     }
-  | { kind: 'lease-expired' };
+  | { kind: 'lease-expired' }
+  /** The node refused an assignment it could not verify (issue 19) before starting it: no fault of the node's. */
+  | { kind: 'refused'; reason: string };
 
 /** The attempt's node as the lease rules see it (read for a lease-expired end only). */
 export interface NodeFacts {

@@ -44,6 +44,13 @@ export interface AttemptsPort {
    */
   finishAttempt(input: FinishAttemptInput, decide: TransitionDecider): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }>;
   getOutputs(attemptId: string): Promise<OutputFile[]>;
+  /**
+   * The node refuses an assignment it could not verify (issue 19): if the attempt is this node's and still
+   * assigned (not started), it ends as failed with no exit code and no fault of the node's (no track-record
+   * failure, no lease penalty); event attempt.refused with the reason; `decide` requeues the job. Otherwise
+   * nothing changes: ended false (the attempt is another node's, started, or over).
+   */
+  refuseAttempt(input: { attemptId: string; nodeId: string; reason: string; now: number }, decide: TransitionDecider): Promise<{ ended: false } | { ended: true; job: JobRecord }>;
 
   /**
    * Active attempts whose lease expired before `now` become lost (event attempt.lost), each in a transaction of its own (job, then attempt: the store's lock order); `decide` moves each
