@@ -3,20 +3,9 @@
  * from what arrived, so a field changed on the way (the command, the GPUs, the gang) changes a digest and the
  * seal no longer verifies.
  */
-import { type Assignment, type ChallengeAssignment, canonicalDigest, type Order, specDigest } from '@gpux/protocol';
+import { assignmentOrder, type ChallengeAssignment, canonicalDigest, type Order } from '@gpux/protocol';
 
-export function assignmentOrder(a: Assignment, nodeId: string): Order {
-  return {
-    kind: 'assignment',
-    attemptId: a.attemptId,
-    jobId: a.jobId,
-    nodeId,
-    specDigest: specDigest(a.spec),
-    gpuIndices: a.gpuIndices,
-    leaseExpiresAt: a.leaseExpiresAt,
-    gangDigest: a.gang ? canonicalDigest(a.gang) : null,
-  };
-}
+export { assignmentOrder };
 
 export function cancelOrder(attemptId: string, nodeId: string): Order {
   return { kind: 'cancel', attemptId, nodeId };

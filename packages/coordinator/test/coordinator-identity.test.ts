@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GpuxError } from '@gpux/core';
 import {
+  assignmentOrder,
   type Assignment,
   type ChallengeAssignment,
   CoordinatorIdentityResponse,
@@ -40,18 +41,6 @@ const trustedFrom = (id: CoordinatorIdentityResponse) => {
   assert.ok(first);
   return trustedKeys(new Map([[first.fingerprint, first.publicKey]]), id.keys);
 };
-
-/** The order an agent rebuilds from an assignment it received (its own parsed copy). */
-const assignmentOrder = (a: Assignment, nodeId: string): Order => ({
-  kind: 'assignment',
-  attemptId: a.attemptId,
-  jobId: a.jobId,
-  nodeId,
-  specDigest: specDigest(a.spec),
-  gpuIndices: a.gpuIndices,
-  leaseExpiresAt: a.leaseExpiresAt,
-  gangDigest: a.gang ? canonicalDigest(a.gang) : null,
-});
 
 function assertSealed(order: Order, seal: Seal | undefined, trusted: ReadonlyMap<string, string>): void {
   const res = checkSeal(order, seal, trusted, Date.now());

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ChallengeAssignment } from './challenge.js';
 import { BoundedEventData } from './bounded-data.js';
 import { CommitmentSignature, ResultCommitment } from './commitment.js';
+import { CheckpointRef } from './agent-blob-api.js';
 import { Fingerprint, Seal, SealedCancel } from './coordinator-identity.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
@@ -80,6 +81,7 @@ export const Assignment = z.object({
   gpuIndices: z.array(z.number().int()),
   leaseExpiresAt: z.number().int(),
   gang: GangAssignment.optional().describe('Set for members of a gang job (spec.nodes > 1); the agent passes GPUX_RANK, GPUX_WORLD_SIZE, GPUX_PEERS'),
+  checkpoint: CheckpointRef.optional().describe('Issue 13: restore this checkpoint into /gpux/checkpoints before starting (GET /v1/agent/attempts/:id/checkpoint)'),
   seal: Seal.optional().describe('The coordinator signature over the attempt, job, node, spec digest, GPUs, lease and gang (issue 19); the agent refuses an assignment without a valid one'),
 });
 export type Assignment = z.infer<typeof Assignment>;

@@ -20,7 +20,7 @@ export const ResultCommitment = z
     jobId: z.string().min(1).max(128),
     attemptId: z.string().min(1).max(128),
     nodeId: z.string().min(1).max(128),
-    inputDigest: Digest.describe('Root digest over the inline inputs as the node received them: sha256 of sorted "path\\0sha256\\n" lines of the decoded bytes'),
+    inputDigest: Digest.describe('Root digest over the inputs as the node received them: sha256 of sorted "path\\0sha256\\n" lines (inline: of the decoded bytes; blob and URL inputs: their sha256)'),
     outputDigest: Digest.describe('Root digest over the outputs (same rule)'),
     exitCode: z.number().int().nullable(),
     metricsDigest: Digest.describe('sha256 of the canonical (sorted-key) JSON of the metrics'),
@@ -58,9 +58,19 @@ export function canonicalCommitment(c: ResultCommitment): Buffer {
   return Buffer.from(COMMITMENT_DOMAIN + canonicalJson(fields), 'utf8');
 }
 
-/** Root digest over inline inputs: the decoded bytes of each, by path (same rule as outputRootDigest). */
-export function inputRootDigest(inputs: ReadonlyArray<{ path: string; content: string; encoding?: 'utf8' | 'base64' | undefined }>): string {
-  return outputRootDigest(inputs.map((f) => ({ path: f.path, sha256: sha256Hex(Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8')) })));
+/**
+ * Root digest over all inputs by path (same rule as outputRootDigest): an inline input by the sha256 of its decoded
+ * bytes, a blob input by its blob digest, a URL input by its expected sha256 (the node checks the bytes it got).
+ */
+export function inputRootDigest(
+  inputs: ReadonlyArray<{ path: string; content: string; encoding?: 'utf8' | 'base64' | undefined } | { path: string; blob: string } | { path: string; sha256: string; url: string }>,
+): string {
+  return outputRootDigest(
+    inputs.map((f) => ({
+      path: f.path,
+      sha256: 'content' in f ? sha256Hex(Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8')) : 'blob' in f ? f.blob : f.sha256,
+    })),
+  );
 }
 
 /** sha256 of the canonical metrics: only the known fields, so both ends digest the same object. */

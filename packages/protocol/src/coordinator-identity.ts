@@ -48,6 +48,8 @@ export type Order =
       leaseExpiresAt: number;
       /** sha256 of the canonical JSON of the gang assignment, or null for a single-node job. */
       gangDigest: string | null;
+      /** sha256 of the checkpoint archive to restore (Assignment.checkpoint), or null. */
+      checkpoint: string | null;
     }
   | { kind: 'cancel'; attemptId: string; nodeId: string }
   | {
@@ -74,6 +76,27 @@ export function canonicalDigest(value: unknown): string {
 
 /** The job spec digest an assignment seal covers: over the spec as parsed by the JobSpec schema (defaults applied). */
 export const specDigest = (spec: unknown): string => canonicalDigest(spec);
+
+/**
+ * The order of an assignment: the exact fields its seal covers, built the same way by the coordinator (from what
+ * it sends) and the agent (from what arrived), so a field changed on the way changes a digest and the seal fails.
+ */
+export function assignmentOrder(
+  a: { attemptId: string; jobId: string; spec: unknown; gpuIndices: number[]; leaseExpiresAt: number; gang?: unknown; checkpoint?: { sha256: string } | undefined },
+  nodeId: string,
+): Order {
+  return {
+    kind: 'assignment',
+    attemptId: a.attemptId,
+    jobId: a.jobId,
+    nodeId,
+    specDigest: specDigest(a.spec),
+    gpuIndices: a.gpuIndices,
+    leaseExpiresAt: a.leaseExpiresAt,
+    gangDigest: a.gang ? canonicalDigest(a.gang) : null,
+    checkpoint: a.checkpoint?.sha256 ?? null,
+  };
+}
 
 /** The bytes signed for an order under a seal's keyId and expiry. */
 export function canonicalOrder(order: Order, seal: Pick<Seal, 'keyId' | 'expiresAt'>): Buffer {

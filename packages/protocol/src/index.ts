@@ -17,3 +17,4 @@ export * from './challenge.js';
 export * from './transport-safety.js';
 export * from './coordinator-identity.js';
 export * from './blob-api.js';
+export * from './agent-blob-api.js';

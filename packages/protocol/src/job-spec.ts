@@ -57,13 +57,54 @@ export const Resources = z
   })
   .strict();
 
-export const InputFile = z
+export const InlineInputFile = z
   .object({
     path: RelativePath,
     content: z.string(),
     encoding: z.enum(['utf8', 'base64']).default('utf8'),
   })
   .strict();
+
+/** Largest blob or URL input: 5 TiB (the blob store's own limit). */
+export const MAX_INPUT_FILE_BYTES = 5 * 2 ** 40;
+const InputSha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest: 64 lowercase hex characters');
+
+/** Issue 13: a blob the buyer holds (`gpux blob put FILE`, or `{path, file}` uploaded by `gpux job submit`). */
+export const BlobInputFile = z
+  .object({
+    path: RelativePath,
+    blob: InputSha256.describe('sha256 of a blob you hold in the blob store; the node downloads it and checks the digest'),
+    size: z.number().int().min(0).max(MAX_INPUT_FILE_BYTES).describe('Its size in bytes (checked against the blob at submission)'),
+  })
+  .strict();
+
+/** Issue 13: a file the node fetches over https itself, only for a job with `network: true`; checked against sha256. */
+export const UrlInputFile = z
+  .object({
+    path: RelativePath,
+    url: z
+      .string()
+      .max(2048)
+      .refine((u) => {
+        try {
+          return new URL(u).protocol === 'https:';
+        } catch {
+          return false;
+        }
+      }, 'an https:// URL'),
+    sha256: InputSha256.describe('The digest the fetched bytes must have, or the attempt fails'),
+    size: z.number().int().min(0).max(MAX_INPUT_FILE_BYTES).describe('Its size in bytes; more bytes than this fail the attempt'),
+  })
+  .strict();
+
+export const InputFile = z.union([InlineInputFile, BlobInputFile, UrlInputFile]);
+export type InputFile = z.infer<typeof InputFile>;
+export type InlineInputFile = z.infer<typeof InlineInputFile>;
+export type BlobInputFile = z.infer<typeof BlobInputFile>;
+export type UrlInputFile = z.infer<typeof UrlInputFile>;
+export const isInlineInput = (f: InputFile): f is InlineInputFile => 'content' in f;
+export const isBlobInput = (f: InputFile): f is BlobInputFile => 'blob' in f;
+export const isUrlInput = (f: InputFile): f is UrlInputFile => 'url' in f;
 
 export const Constraints = z
   .object({
@@ -120,12 +161,17 @@ export const JobSpec = z
       .array(InputFile)
       .max(MAX_INPUT_FILES)
       .default([])
-      .refine((files) => files.reduce((n, f) => n + f.content.length, 0) <= MAX_INPUT_BYTES, {
-        message: `inline inputs may hold at most ${MAX_INPUT_BYTES} bytes in all`,
+      .refine((files) => files.reduce((n, f) => n + ('content' in f ? f.content.length : 0), 0) <= MAX_INPUT_BYTES, {
+        message: `inline inputs may hold at most ${MAX_INPUT_BYTES} bytes in all; put larger files in the blob store (gpux blob put, or {path, file} in the spec)`,
       })
       .refine((files) => new Set(files.map((f) => f.path)).size === files.length, { message: 'input paths must be unique' }),
     timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
     network: z.boolean().optional().describe('Needs network access in its container (default: none); a node that does not allow network refuses the attempt'),
+    checkpoint: z
+      .object({ everySeconds: z.number().int().min(10).max(86_400).describe('How often the node uploads /gpux/checkpoints (also when the attempt is stopped)') })
+      .strict()
+      .optional()
+      .describe('Issue 13: the job writes its state to /gpux/checkpoints; a retry on another node starts with the latest upload restored there'),
     maxRetries: z.number().int().min(0).max(20).default(3),
     queueTimeoutSeconds: z
       .number()
@@ -192,6 +238,12 @@ export const JobSpec = z
     if (c.minTier !== undefined && c.minTrustTier !== undefined && c.minTier !== c.minTrustTier) {
       ctx.addIssue({ code: 'custom', path: ['constraints', 'minTier'], message: `minTier is an alias of minTrustTier, and they differ (${c.minTier} vs ${c.minTrustTier}) — give one of them` });
     }
+    // The node fetches URL inputs itself, over the job's own network (a node without network refuses it).
+    spec.inputs.forEach((f, i) => {
+      if ('url' in f && spec.network !== true) {
+        ctx.addIssue({ code: 'custom', path: ['inputs', i, 'url'], message: 'a URL input is fetched by the node over the job\'s network: set network: true, or upload the file as a blob (gpux blob put, or {path, file})' });
+      }
+    });
     const n = specBytesWithoutInputs(spec);
     if (n > MAX_SPEC_BYTES) {
       ctx.addIssue({

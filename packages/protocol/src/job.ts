@@ -133,6 +133,10 @@ export const OutputFile = z.object({
   size: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   content: z.string().optional().describe('base64; absent when the file was too large to return inline'),
+  blob: z
+    .boolean()
+    .optional()
+    .describe('Set by the coordinator (a node cannot claim it): the bytes are in the blob store, owned by the job\'s buyer — GET /v1/blobs/:sha256 (gpux job result --out)'),
 });
 export type OutputFile = z.infer<typeof OutputFile>;
 

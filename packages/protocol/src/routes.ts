@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import * as access from './access-api.js';
 import * as agent from './agent-api.js';
+import * as agentBlob from './agent-blob-api.js';
 import * as blob from './blob-api.js';
 import * as challenge from './challenge.js';
 import * as api from './api.js';
@@ -90,6 +91,12 @@ export const ROUTES = {
   attemptEvents: r({ method: 'POST', path: '/v1/agent/attempts/:id/events', auth: 'node', summary: 'Append job events (image pulls) to the job history', body: agent.AttemptEventBatch, response: agent.AttemptEventBatchResponse }),
   challengeDigests: r({ method: 'POST', path: '/v1/agent/challenges/:id/digests', auth: 'node', summary: 'Proof of hardware: the digest of every product and the timings; returns the row blocks to reveal', body: challenge.ChallengeDigestsRequest, response: challenge.ChallengeDigestsResponse }),
   challengeReveal: r({ method: 'POST', path: '/v1/agent/challenges/:id/reveal', auth: 'node', summary: 'Proof of hardware: the requested row blocks in full; returns the verdict', body: challenge.ChallengeRevealRequest, response: challenge.ChallengeVerdict }),
+  attemptInput: r({ method: 'GET', path: '/v1/agent/attempts/:id/inputs/:sha256', auth: 'node', summary: "A blob input of the attempt's job, streamed (Range supported)", response: blob.BlobBytes }),
+  attemptCheckpoint: r({ method: 'GET', path: '/v1/agent/attempts/:id/checkpoint', auth: 'node', summary: 'The checkpoint archive the attempt starts from (the assignment names it), streamed (Range supported)', response: blob.BlobBytes }),
+  createOutputUpload: r({ method: 'POST', path: '/v1/agent/attempts/:id/outputs', auth: 'node', summary: 'Start uploading an output file of the attempt into the blob store (owned by the buyer); answers a capability token for its chunks', body: agentBlob.CreateOutputUploadRequest, response: agentBlob.AgentUploadResponse }),
+  createCheckpointUpload: r({ method: 'POST', path: '/v1/agent/attempts/:id/checkpoints', auth: 'node', summary: "Start uploading a checkpoint archive of the attempt; once complete it is the job's latest checkpoint", body: agentBlob.CreateCheckpointUploadRequest, response: agentBlob.AgentUploadResponse }),
+  appendAgentUpload: r({ method: 'PUT', path: '/v1/agent/uploads/:id', auth: 'none', summary: 'Append a chunk to an output or checkpoint upload (header x-gpux-upload-token, Upload-Offset)', response: blob.BlobUploadResponse }),
+  getAgentUpload: r({ method: 'GET', path: '/v1/agent/uploads/:id', auth: 'none', summary: 'Where an output or checkpoint upload stands (header x-gpux-upload-token)', response: blob.BlobUploadResponse }),
   attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
 } as const satisfies Record<string, RouteDef>;
 

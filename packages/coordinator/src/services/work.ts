@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { GpuxError } from '@gpux/core';
-import { type Assignment, canonicalDigest, JobSpec, SEAL_TTL_MS, specDigest, type WorkResponse } from '@gpux/protocol';
+import { type Assignment, assignmentOrder, JobSpec, SEAL_TTL_MS, type WorkResponse } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { PollSlots } from '../waiters.js';
 
@@ -22,16 +22,7 @@ export interface WorkSnapshot {
 function sealed(rt: Runtime, nodeId: string, snap: WorkSnapshot): WorkResponse {
   const expiresAt = rt.clock.now() + SEAL_TTL_MS.assignment;
   const assignments = snap.assignments.map((a) => {
-    const order = {
-      kind: 'assignment' as const,
-      attemptId: a.attemptId,
-      jobId: a.jobId,
-      nodeId,
-      specDigest: specDigest(a.spec),
-      gpuIndices: a.gpuIndices,
-      leaseExpiresAt: a.leaseExpiresAt,
-      gangDigest: a.gang ? canonicalDigest(a.gang) : null,
-    };
+    const order = assignmentOrder(a, nodeId);
     return { ...a, seal: rt.signer.seal(order, expiresAt) };
   });
   return { assignments, cancel: snap.cancel.map((id) => rt.signer.sealCancel(id, nodeId)) };
