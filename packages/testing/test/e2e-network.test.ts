@@ -10,15 +10,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { copyFile, readFile } from 'node:fs/promises';
+import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { nodeIdFromPublicKey } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
 import { tlsFetch } from '@gpux/protocol/tls-fetch';
-import { makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
+import { certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
 import { freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
@@ -59,6 +60,17 @@ function jobSpec(i: number) {
   };
 }
 
+/** The fingerprint of the certificate a fresh TLS connection to the coordinator is served. */
+function servedFingerprint(port: number, caFile: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca: readFileSync(caFile), servername: 'localhost' }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
 async function runNetwork(dbUrl: string, opts: { tls?: boolean } = {}) {
   const dir = tempDir('gpux-e2e');
   const store = await openStore(dbUrl);
@@ -69,7 +81,7 @@ async function runNetwork(dbUrl: string, opts: { tls?: boolean } = {}) {
   const port = await freePort();
   const certDir = join(dir.path, 'certs');
   if (opts.tls) mkdirSync(certDir);
-  const ca = opts.tls ? makeTestCa(certDir) : undefined;
+  const ca = opts.tls ? makeTestCa(certDir, { servers: ['server', 'renewed'] }) : undefined;
   const server = ca?.servers.server;
   const url = `${ca ? 'https' : 'http'}://127.0.0.1:${port}`;
   // Over TLS every process trusts only the test CA: the coordinator serves its certificate, agents and the SDK get the CA.
@@ -111,6 +123,16 @@ async function runNetwork(dbUrl: string, opts: { tls?: boolean } = {}) {
 
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) ids.push((await client.submitJob(jobSpec(i))).job.id);
+
+    // A certificate renewal mid-run (issue 19): the renewed pair is copied over the served files; the coordinator
+    // picks it up for new connections without a restart, and the agents carry on (every job must still succeed).
+    if (ca && server) {
+      const renewed = ca.servers.renewed!;
+      await copyFile(renewed.key, server.key);
+      await copyFile(renewed.cert, server.cert);
+      const want = certFingerprint(renewed.cert);
+      await waitFor('the renewed certificate served', async () => ((await servedFingerprint(port, ca.ca)) === want ? true : undefined), 30_000);
+    }
 
     // Kill the first agent while it runs a job (the job that started last, so it is far from done).
     const byNode = new Map<string, GpuxProcess>();
