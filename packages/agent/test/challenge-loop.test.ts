@@ -64,24 +64,29 @@ async function trustIn(t: { after(fn: () => unknown): void }, client: Coordinato
   });
 }
 
+/** An agent on the fake coordinator that computes challenges with the CPU runner. */
+async function cpuAgent(t: { after(fn: () => unknown): void }, client: CoordinatorClient): Promise<NodeAgent> {
+  return new NodeAgent({
+    nodeId: NODE.nodeId,
+    client,
+    trust: await trustIn(t, client),
+    executor: new SimulatedExecutor(),
+    advertisement,
+    clock: systemClock,
+    random: seededRandom(1),
+    logger: silentLogger,
+    pollWaitMs: 200,
+    gracefulTimeoutMs: 1000,
+    challenge: new CpuChallengeRunner(),
+  });
+}
+
 describe('agent loop: proof-of-hardware challenge', () => {
   test('runs the heartbeat’s challenge once, keeps heartbeating while computing, and gets a verdict', async (t) => {
     // Big enough to take a few heartbeat intervals on the worker (n = 256: ~60 ms a product here).
     const a = sealChallenge(assignment({ n: 256, products: 12, rowBlock: 16 }), NODE.nodeId);
     const { coord, client, stats } = fakeClient(a);
-    const agent = new NodeAgent({
-      nodeId: NODE.nodeId,
-      client,
-      trust: await trustIn(t, client),
-      executor: new SimulatedExecutor(),
-      advertisement,
-      clock: systemClock,
-      random: seededRandom(1),
-      logger: silentLogger,
-      pollWaitMs: 200,
-      gracefulTimeoutMs: 1000,
-      challenge: new CpuChallengeRunner(),
-    });
+    const agent = await cpuAgent(t, client);
     await agent.registerFirst();
     agent.startLoops();
     try {
@@ -105,19 +110,7 @@ describe('agent loop: a challenge the coordinator did not seal', () => {
     test(`${what}: never computed`, async (t) => {
       const a = seal(assignment({ n: 32, products: 1, rowBlock: 4 }));
       const { client, stats } = fakeClient(a);
-      const agent = new NodeAgent({
-        nodeId: NODE.nodeId,
-        client,
-        trust: await trustIn(t, client),
-        executor: new SimulatedExecutor(),
-        advertisement,
-        clock: systemClock,
-        random: seededRandom(1),
-        logger: silentLogger,
-        pollWaitMs: 200,
-        gracefulTimeoutMs: 1000,
-        challenge: new CpuChallengeRunner(),
-      });
+      const agent = await cpuAgent(t, client);
       await agent.registerFirst();
       agent.startLoops();
       try {
