@@ -67,6 +67,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     pollWaitMs: config.pollWaitMs,
     gracefulTimeoutMs: config.gracefulTimeoutMs,
     maxLogBytes: config.maxLogBytes,
+    allowNetwork: config.allowNetwork,
     challenge: { setting: config.challengeRunner ?? 'auto', python: config.challengePython, image: config.challengeImage },
   });
   await agent.registerFirst(opts.signal);

@@ -1,12 +1,15 @@
 /** The node's signed HTTP client for the /v1/agent API: signs every request, validates every answer with the protocol schemas. */
 import { GpuxError } from '@gpux/core';
 import {
+  AgentUploadResponse,
   assertSafeTransport,
+  BlobUploadResponse,
   type AttemptEventBatch,
   AttemptEventBatchResponse,
   type ChallengeDigestsRequest,
   ChallengeDigestsResponse,
   type ChallengeRevealRequest,
+  type CreateOutputUploadRequest,
   ChallengeVerdict,
   CoordinatorIdentityResponse,
   ErrorBody,
@@ -25,6 +28,8 @@ import {
   signCommitment,
   signRequest,
   StartAttemptResponse,
+  OUTPUT_UPLOAD_TOKEN_HEADER,
+  UPLOAD_OFFSET_HEADER,
   WorkResponse,
 } from '@gpux/protocol';
 import type { z } from 'zod';
@@ -148,6 +153,75 @@ export class CoordinatorClient {
   }
 
   /**
+   * Data plane (issue 13): the bytes of a blob input of the attempt from `offset` (a Range request past 0), as the
+   * raw Response (200 or 206) for the caller to stream. Signed like every agent request (a GET has no body).
+   */
+  async openInput(attemptId: string, sha256: string, offset: number, signal?: AbortSignal): Promise<Response> {
+    const path = withId(ROUTES.attemptInput.path, attemptId).replace(':sha256', sha256);
+    const headers = signRequest({ method: 'GET', path, body: '', nodeId: this.nodeIdentity.nodeId }, this.nodeIdentity.privateKeyPem);
+    return this.rawFetch('GET', path, { headers: offset > 0 ? { ...headers, range: `bytes=${offset}-` } : headers, signal, timeoutMs: null });
+  }
+
+  /** Opens the upload of an output file into the blob store; `uploadToken` null: the blob is already stored. */
+  createOutputUpload(attemptId: string, body: CreateOutputUploadRequest, signal?: AbortSignal): Promise<AgentUploadResponse> {
+    return this.call('POST', withId(ROUTES.createOutputUpload.path, attemptId), AgentUploadResponse, body, { signal });
+  }
+
+  /** Where an output or checkpoint upload stands (resume from its offset). Authorized by the upload's token. */
+  async uploadStatus(uploadId: string, token: string, signal?: AbortSignal): Promise<BlobUploadResponse> {
+    const path = withId(ROUTES.getAgentUpload.path, uploadId);
+    const res = await this.rawFetch('GET', path, { headers: { [OUTPUT_UPLOAD_TOKEN_HEADER]: token }, signal });
+    return parseJson(res, BlobUploadResponse, `GET ${path}`);
+  }
+
+  /** Sends `length` bytes from `body` at `offset` of an upload (one chunk, at most the upload's chunkBytes). */
+  async appendUpload(uploadId: string, token: string, offset: number, length: number, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<BlobUploadResponse> {
+    const path = withId(ROUTES.appendAgentUpload.path, uploadId);
+    const headers = {
+      [OUTPUT_UPLOAD_TOKEN_HEADER]: token,
+      [UPLOAD_OFFSET_HEADER]: String(offset),
+      'content-type': 'application/octet-stream',
+      'content-length': String(length),
+    };
+    const res = await this.rawFetch('PUT', path, { headers, body, signal, timeoutMs: null });
+    return parseJson(res, BlobUploadResponse, `PUT ${path}`);
+  }
+
+  /**
+   * One request whose body or answer is bytes: errors as CoordinatorApiError / CoordinatorUnreachableError like
+   * `call`. `timeoutMs` null: no overall timeout (a transfer of gigabytes takes long; the caller's signal ends it).
+   */
+  private async rawFetch(
+    method: 'GET' | 'PUT',
+    path: string,
+    o: { headers: Record<string, string>; body?: AsyncIterable<Uint8Array>; signal?: AbortSignal | undefined; timeoutMs?: number | null },
+  ): Promise<Response> {
+    const timeout = o.timeoutMs === null ? undefined : AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs);
+    const signals = [o.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: o.headers, ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) };
+    if (o.body) {
+      // An async iterable body (undici takes one) keeps backpressure: the chunk is read from disk as it is sent.
+      init.body = o.body as unknown as ReadableStream<Uint8Array>;
+      init.duplex = 'half';
+    }
+    let res: Response;
+    try {
+      res = await this.doFetch(`${this.base}${path}`, init);
+    } catch (e) {
+      if (o.signal?.aborted) throw e;
+      throw new CoordinatorUnreachableError(`coordinator ${this.base} unreachable: ${describe(e)}`, e);
+    }
+    if (res.ok) return res;
+    let raw = '';
+    try {
+      raw = await res.text();
+    } catch {
+      // the error body was cut: the status says enough
+    }
+    throw errorFrom(res.status, raw, `${method} ${path}`);
+  }
+
+  /**
    * No secrets in clear (issue 19): the enrollment token goes only over https or to loopback unless insecure.
    * The signed requests after registration carry no secret and stay allowed over plain HTTP: the agent acts only
    * on orders sealed by the coordinator key it pinned (coordinator-trust.ts), whoever answers at the URL.
@@ -202,6 +276,18 @@ export class CoordinatorClient {
     if (!parsed.success) throw new GpuxError('INTERNAL', `${method} ${path}: unexpected answer from the coordinator: ${parsed.error.message}`);
     return parsed.data;
   }
+}
+
+async function parseJson<S extends z.ZodType>(res: Response, schema: S, what: string): Promise<z.output<S>> {
+  let json: unknown;
+  try {
+    json = await res.json();
+  } catch (e) {
+    throw new CoordinatorUnreachableError(`${what}: the answer was cut or is not JSON (${describe(e)})`, e);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new GpuxError('INTERNAL', `${what}: unexpected answer from the coordinator: ${parsed.error.message}`);
+  return parsed.data;
 }
 
 function withId(path: string, id: string): string {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONTROL_CHARS, type OutputFile, outputRootDigest } from '@gpux/protocol';
+import { downloadOutputBlob, type GpuxBlobs } from '@gpux/sdk';
 import { CliError } from './errors.js';
 import { escapeControl } from './output.js';
 
@@ -11,7 +12,7 @@ const shown = (path: string) => `"${escapeControl(path)}"`;
 
 export interface WrittenOutputs {
   written: { path: string; size: number; target: string }[];
-  /** Files the coordinator did not return inline (too large). */
+  /** Files the coordinator did not return inline (too large) and not written. */
   skipped: string[];
 }
 
@@ -52,6 +53,31 @@ export function writeOutputs(outDir: string, outputs: readonly OutputFile[]): Wr
     if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) throw new CliError(`refusing to write output ${shown(file.path)}: ${escapeControl(target)} is a symbolic link`);
     writeFileSync(target, data);
     result.written.push({ path: file.path, size: data.length, target });
+  }
+  return result;
+}
+
+/**
+ * The outputs `writeOutputs` skipped that are in the blob store (`blob: true`, issue 13): streamed from
+ * GET /v1/blobs/:sha256, sha256 and size checked before each file appears (a mismatch leaves nothing and throws).
+ * Returns `written` extended and `skipped` down to the files that are nowhere (the node could not upload them).
+ */
+export async function writeBlobOutputs(outDir: string, outputs: readonly OutputFile[], done: WrittenOutputs, blobs: GpuxBlobs): Promise<WrittenOutputs> {
+  const root = realpathSync(resolve(outDir));
+  const result: WrittenOutputs = { written: [...done.written], skipped: [] };
+  for (const file of outputs) {
+    if (!done.skipped.includes(file.path)) continue;
+    if (file.blob !== true) {
+      result.skipped.push(file.path);
+      continue;
+    }
+    const target = safeTarget(root, file.path);
+    mkdirSync(dirname(target), { recursive: true });
+    const parent = realpathSync(dirname(target));
+    if (parent !== root && !parent.startsWith(root + sep)) throw new CliError(`refusing to write output ${shown(file.path)}: ${escapeControl(dirname(target))} leads outside ${root}`);
+    if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) throw new CliError(`refusing to write output ${shown(file.path)}: ${escapeControl(target)} is a symbolic link`);
+    await downloadOutputBlob(blobs, file, target);
+    result.written.push({ path: file.path, size: file.size, target });
   }
   return result;
 }

@@ -1,5 +1,6 @@
 /** Load a job spec file (YAML or JSON, `-` for stdin) and validate it locally before anything is sent. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { type JobSpec, parseJobSpec, type Problem } from '@gpux/protocol';
 import { parseDocument } from 'yaml';
 import { usageError } from './errors.js';
@@ -10,8 +11,31 @@ export async function readStdin(stream: AsyncIterable<unknown> = process.stdin):
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Parse spec text; YAML is a superset of JSON, so one parser reads both. Throws a usage error with problems. */
-export function parseSpecText(text: string, source: string): JobSpec {
+/**
+ * An input written `{ path, file: ./local }` in the spec file (issue 13): `gpux job submit` uploads the file as a
+ * blob and sends `{ path, blob, size }` in its place. `file` is resolved relative to the spec file.
+ */
+export interface LocalInput {
+  /** Its index in spec.inputs (which holds a placeholder blob input until the upload replaces it). */
+  index: number;
+  path: string;
+  file: string;
+  size: number;
+}
+
+export interface LoadedSpec {
+  spec: JobSpec;
+  localInputs: LocalInput[];
+}
+
+/** A blob digest that stands in for a local file while the rest of the spec is validated (no upload yet). */
+const PLACEHOLDER_BLOB = '0'.repeat(64);
+
+/**
+ * Parse spec text; YAML is a superset of JSON, so one parser reads both. `{path, file}` inputs are checked (the
+ * file must exist) and stand in as blob inputs while the spec is validated. Throws a usage error with problems.
+ */
+export function parseSpecDocument(text: string, source: string, baseDir: string): LoadedSpec {
   const doc = parseDocument(text);
   if (doc.errors.length > 0) {
     const problems: Problem[] = doc.errors.map((e) => ({ path: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '(file)', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') }));
@@ -19,13 +43,57 @@ export function parseSpecText(text: string, source: string): JobSpec {
   }
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) throw usageError(`${source} is empty`);
+  const localInputs = takeLocalInputs(data, source, baseDir);
   const result = parseJobSpec(data);
   if (!result.ok) throw usageError(`${source} is not a valid job spec`, result.problems);
-  return result.spec;
+  return { spec: result.spec, localInputs };
 }
 
-export async function loadSpecFile(file: string, stdin: () => Promise<string> = () => readStdin()): Promise<JobSpec> {
-  if (file === '-') return parseSpecText(await stdin(), 'the spec on stdin');
+/** Replaces each `{path, file}` input of the raw spec by a placeholder blob input of the file's size. */
+function takeLocalInputs(data: unknown, source: string, baseDir: string): LocalInput[] {
+  const inputs = (data as { inputs?: unknown }).inputs;
+  if (!Array.isArray(inputs)) return [];
+  const found: LocalInput[] = [];
+  const problems: Problem[] = [];
+  for (const [index, entry] of inputs.entries()) {
+    if (entry === null || typeof entry !== 'object' || !('file' in entry)) continue;
+    const { path, file, ...rest } = entry as { path?: unknown; file?: unknown };
+    const problem = localFileProblem(file, rest, baseDir);
+    if (typeof problem === 'object') {
+      problems.push({ path: `inputs.${index}${problem.key ? `.${problem.key}` : ''}`, message: problem.message });
+      continue;
+    }
+    found.push({ index, path: String(path), file: resolve(baseDir, file as string), size: problem });
+    inputs[index] = { path, blob: PLACEHOLDER_BLOB, size: problem };
+  }
+  if (problems.length > 0) throw usageError(`${source} names local input files that cannot be uploaded`, problems);
+  return found;
+}
+
+/** The file's size, or what is wrong with the entry. */
+function localFileProblem(file: unknown, rest: object, baseDir: string): number | { key: string; message: string } {
+  if (typeof file !== 'string' || file.length === 0) return { key: 'file', message: 'a local file path (relative to the spec file)' };
+  if (Object.keys(rest).length > 0) return { key: '', message: `a {path, file} input has only those two keys (found ${Object.keys(rest).join(', ')})` };
+  const abs = resolve(baseDir, file);
+  try {
+    const st = statSync(abs);
+    return st.isFile() ? st.size : { key: 'file', message: `${abs} is not a regular file` };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { key: 'file', message: code === 'ENOENT' ? `${abs} does not exist` : `cannot read ${abs}: ${(err as Error).message}` };
+  }
+}
+
+/** Parse spec text that must not name local files (nothing here uploads them). */
+export function parseSpecText(text: string, source: string): JobSpec {
+  const { spec, localInputs } = parseSpecDocument(text, source, process.cwd());
+  if (localInputs.length > 0) throw usageError(`${source} has {path, file} inputs: submit it with \`gpux job submit\`, which uploads them`);
+  return spec;
+}
+
+/** Read and validate a spec file (or `-`: stdin, local files then relative to the working directory). */
+export async function loadSpecWithFiles(file: string, stdin: () => Promise<string> = () => readStdin()): Promise<LoadedSpec> {
+  if (file === '-') return parseSpecDocument(await stdin(), 'the spec on stdin', process.cwd());
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -33,5 +101,11 @@ export async function loadSpecFile(file: string, stdin: () => Promise<string> = 
     const code = (err as NodeJS.ErrnoException).code;
     throw usageError(code === 'ENOENT' ? `spec file ${file} does not exist` : `cannot read spec file ${file}: ${(err as Error).message}`);
   }
-  return parseSpecText(text, `spec file ${file}`);
+  return parseSpecDocument(text, `spec file ${file}`, dirname(resolve(file)));
+}
+
+export async function loadSpecFile(file: string, stdin: () => Promise<string> = () => readStdin()): Promise<JobSpec> {
+  const { spec, localInputs } = await loadSpecWithFiles(file, stdin);
+  if (localInputs.length > 0) throw usageError(`${file === '-' ? 'the spec on stdin' : `spec file ${file}`} has {path, file} inputs: submit it with \`gpux job submit\`, which uploads them`);
+  return spec;
 }

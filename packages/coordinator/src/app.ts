@@ -5,6 +5,7 @@ import { clientErrorHandler, frameworkErrors } from './http/client-errors.js';
 import { mountDashboard } from './http/dashboard.js';
 import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
+import { mountAgentBlobRoutes } from './http/routes-agent-blobs.js';
 import { mountBlobRoutes } from './http/routes-blobs.js';
 import { mountEnrollmentRoutes } from './http/routes-enrollment.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
@@ -60,7 +61,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountExplainRoutes(app, rt);
   mountStatsRoutes(app, rt);
   mountMarketRoutes(app, rt);
-  mountBlobRoutes(app, rt);
+  mountAgentBlobRoutes(app, rt, mountBlobRoutes(app, rt));
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

@@ -2,7 +2,7 @@
  * Test helpers for signed result commitments (issue 11): report() leaves the commitment for TestAgent to
  * fill in, since only the agent knows the assignment (job, inputs) and holds the node key.
  */
-import { buildCommitment, type ResultCommitment, type ResultReport, signCommitment } from '@gpux/protocol';
+import { buildCommitment, type InputFile, type ResultCommitment, type ResultReport, signCommitment } from '@gpux/protocol';
 
 /** Marks a report whose commitment TestAgent.result() builds and signs from the assignment. */
 export const UNSIGNED = '';
@@ -20,7 +20,7 @@ export const placeholderCommitment = (outputDigest: string, exitCode: number | n
 
 export interface KnownAssignment {
   jobId: string;
-  spec: { inputs?: Array<{ path: string; content: string; encoding?: 'utf8' | 'base64' }> };
+  spec: { inputs?: InputFile[] };
 }
 
 /**

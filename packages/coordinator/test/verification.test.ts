@@ -20,7 +20,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACCOUNTS, REPORTER_SHARE_BPS } from '@gpux/core';
-import { type Assignment, BillResponse, GetJobResponse, type JobSpecInput } from '@gpux/protocol';
+import { type Assignment, BillResponse, GetJobResponse, isInlineInput, type JobSpecInput } from '@gpux/protocol';
 import { requirePostgres, startPostgres } from '@gpux/testing';
 import { cryptoRandom } from '../src/random.js';
 import { call, gpuAd, type Harness, LoopingAgent, report, type SignOpts, spec, startHarness, waitFor } from './helpers.js';
@@ -52,7 +52,8 @@ class Node extends LoopingAgent {
     return super.request(method, path, body, { timestamp: this.world.now(), ...o });
   }
   protected handle(a: Assignment): Promise<void> {
-    return this.perform(a.attemptId, a.spec.name, a.spec.command ?? [], a.spec.inputs ?? []);
+    // Checker runs get the two runs' outputs as inline inputs only.
+    return this.perform(a.attemptId, a.spec.name, a.spec.command ?? [], (a.spec.inputs ?? []).filter(isInlineInput));
   }
   private async perform(attemptId: string, name: string, command: readonly string[], inputs: ReadonlyArray<{ path: string; content: string; encoding?: string }>): Promise<void> {
     if (name.startsWith('checker:')) {

@@ -10,6 +10,7 @@ import type { BlobsPort } from './store/blobs.js';
 import type { CanaryPort } from './store/canaries.js';
 import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
+import type { JobBlobsPort } from './store/job-blobs.js';
 import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
 import type { MarketPort } from './store/market.js';
@@ -23,6 +24,7 @@ export type { BeginBlobUploadInput, BlobRecord, BlobsPort, BlobUploadRecord, Blo
 export type { CanaryIssueQuery, CanaryPassResult, CanaryPort, CanaryStats } from './store/canaries.js';
 export type { ChallengeDigestsInput, ChallengeDigestsResult, ChallengePort, ChallengeRecord, ChallengeState, ChallengeVerdictInput, NewChallenge } from './store/challenges.js';
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
+export type { AgentUploadKind, AgentUploadRecord, BeginAgentUploadInput, CheckpointRecord, JobBlobRefPolicy, JobBlobsPort } from './store/job-blobs.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
 export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
@@ -32,7 +34,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

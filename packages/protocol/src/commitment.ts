@@ -98,7 +98,8 @@ export function buildCommitment(a: {
   jobId: string;
   attemptId: string;
   nodeId: string;
-  inputs: ReadonlyArray<{ path: string; content: string; encoding?: 'utf8' | 'base64' | undefined }>;
+  /** All of the job's inputs (inline, blob and URL): see inputRootDigest. */
+  inputs: Parameters<typeof inputRootDigest>[0];
   outputDigest: string;
   exitCode: number | null;
   metrics: AttemptMetrics;

@@ -6,11 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BlobUploadResponse, type BlobView, UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
+import { type BlobUploadResponse, type BlobView, CONTROL_CHARS, type OutputFile, outputRootDigest, UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
 import type { GpuxClient } from './client.js';
 import { GpuxApiError, GpuxClientError, GpuxConnectionError } from './errors.js';
 import { apiError, buildPath, callRoute, guardToken, type RouteResponse, type TransportConfig } from './transport.js';
@@ -87,6 +88,8 @@ export class GpuxBlobs {
       // An async iterable body (undici takes one) keeps backpressure: Readable.toWeb reads ahead without bound on Node 20.
       req.body = init.body as unknown as ReadableStream<Uint8Array>;
       req.duplex = 'half';
+      // Without redirect 'error', undici tees the body to replay it after a redirect and keeps a whole chunk in memory.
+      req.redirect = 'error';
     }
     let res: Response;
     try {
@@ -225,4 +228,70 @@ export class GpuxBlobs {
 export function blobsOf(client: GpuxClient): GpuxBlobs {
   // The transport is protected in the client class; it is read here so the two never disagree.
   return new GpuxBlobs((client as unknown as { cfg: TransportConfig }).cfg);
+}
+
+export interface DownloadedJobOutputs {
+  /** Files written, each with its sha256 checked (inline ones decoded, blob ones streamed from the blob store). */
+  written: { path: string; size: number; target: string; from: 'inline' | 'blob' }[];
+  /** Files reported without content and not in the blob store (an upload the node could not finish): not written. */
+  missing: string[];
+}
+
+/**
+ * Write every output file of a finished job into `dir` (issue 13): inline ones from the result, blob ones
+ * (`blob: true`) streamed from GET /v1/blobs/:sha256 with their sha256 checked before the file appears. The output
+ * list must match the result's output digest; no path may leave `dir` (nor through a symlink inside it).
+ */
+export async function downloadJobOutputs(client: GpuxClient, jobId: string, dir: string, opts: BlobTransferOptions = {}): Promise<DownloadedJobOutputs> {
+  const res = await client.jobResult(jobId, opts.signal ? { signal: opts.signal } : {});
+  if (res.outputDigest !== null && outputRootDigest(res.outputs) !== res.outputDigest) {
+    throw new GpuxClientError(`the output list of job ${jobId} does not match its output digest ${res.outputDigest}`);
+  }
+  await mkdir(dir, { recursive: true });
+  const root = await realpath(resolve(dir));
+  const blobs = blobsOf(client);
+  const out: DownloadedJobOutputs = { written: [], missing: [] };
+  for (const file of res.outputs) {
+    if (file.content === undefined && file.blob !== true) {
+      out.missing.push(file.path);
+      continue;
+    }
+    const target = await outputTarget(root, file.path);
+    if (file.content !== undefined) {
+      const data = Buffer.from(file.content, 'base64');
+      const got = createHash('sha256').update(data).digest('hex');
+      if (got !== file.sha256 || data.length !== file.size) {
+        throw new GpuxClientError(`output ${JSON.stringify(file.path)} is corrupt: expected ${file.size} bytes with sha256 ${file.sha256}, got ${data.length} bytes with sha256 ${got}`);
+      }
+      await writeFile(target, data);
+      out.written.push({ path: file.path, size: data.length, target, from: 'inline' });
+    } else {
+      await downloadOutputBlob(blobs, file, target, opts);
+      out.written.push({ path: file.path, size: file.size, target, from: 'blob' });
+    }
+  }
+  return out;
+}
+
+/** One blob output to `target`: its sha256 (checked by downloadToFile) and its size must be the reported ones. */
+export async function downloadOutputBlob(blobs: GpuxBlobs, file: OutputFile, target: string, opts: BlobTransferOptions = {}): Promise<void> {
+  const got = await blobs.downloadToFile(file.sha256, target, opts);
+  if (got.size !== file.size) {
+    await rm(target, { force: true });
+    throw new GpuxClientError(`output ${JSON.stringify(file.path)}: the blob has ${got.size} bytes, the result says ${file.size}; nothing was written`);
+  }
+}
+
+/** Where an output lands inside `root` (a real path): never outside, never through a symlink. */
+async function outputTarget(root: string, path: string): Promise<string> {
+  const target = resolve(root, path);
+  const rel = relative(root, target);
+  if (CONTROL_CHARS.test(path) || path.includes('\0') || isAbsolute(path) || rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
+    throw new GpuxClientError(`refusing to write output ${JSON.stringify(path)}: it would land outside ${root}`);
+  }
+  await mkdir(dirname(target), { recursive: true });
+  const parent = await realpath(dirname(target));
+  if (parent !== root && !parent.startsWith(root + sep)) throw new GpuxClientError(`refusing to write output ${JSON.stringify(path)}: ${dirname(target)} leads outside ${root}`);
+  if ((await lstat(target).catch(() => undefined))?.isSymbolicLink()) throw new GpuxClientError(`refusing to write output ${JSON.stringify(path)}: ${target} is a symbolic link`);
+  return target;
 }

@@ -4,5 +4,14 @@ export * from './errors.js';
 export * from './market.js';
 export * from './access.js';
 export * from './verify.js';
-export { type BlobTransferOptions, blobsOf, GpuxBlobs, hashFile, type UploadFileOptions } from './blobs.js';
+export {
+  type BlobTransferOptions,
+  blobsOf,
+  type DownloadedJobOutputs,
+  downloadJobOutputs,
+  downloadOutputBlob,
+  GpuxBlobs,
+  hashFile,
+  type UploadFileOptions,
+} from './blobs.js';
 export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';

@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { type Clock, type Execution, type ExecutionOutcome, type ExecutionRequest, type Executor, GpuxError, type LogSink, type StopReason, systemClock } from '@gpux/core';
 import { outputRootDigest } from '@gpux/protocol';
+import { dataPlaneOf } from '../data/attempt-data.js';
+import { DataPlaneError } from '../data/download.js';
 import { jobEnv } from './env.js';
 import { killGroup, terminateGroup } from './process-group.js';
 import { collectOutputs, DEFAULT_OUTPUT_LIMITS, type OutputLimits, prepareWorkDir, removeWorkDir, type WorkDir } from './work-dir.js';
@@ -48,8 +50,9 @@ export class ProcessExecutor implements Executor {
     const startedAt = clock.now();
     let dir: WorkDir;
     try {
-      dir = await prepareWorkDir(this.opts.workRoot, req.attemptId, req.spec.inputs);
+      dir = await prepareWorkDir(this.opts.workRoot, req.attemptId, req.spec.inputs, dataPlaneOf(req));
     } catch (e) {
+      if (e instanceof DataPlaneError) return finished(failedOutcome(e.message, clock.now() - startedAt));
       return finished(failedOutcome(`executor failed: could not prepare the work dir: ${(e as Error).message}`, clock.now() - startedAt));
     }
     return new ProcessRun(req, dir, log, this.opts, startedAt);
@@ -148,6 +151,8 @@ class ProcessRun implements Execution {
 
   private async outcomeOfExit(code: number | null, signal: NodeJS.Signals | null, duration: () => number): Promise<ExecutionOutcome> {
     const collected = await collectOutputs(this.dir.outputs, this.opts.limits);
+    // Files too large to return inline go to the blob store now, while the work dir still exists (issue 13).
+    if (!collected.error) await dataPlaneOf(this.req)?.uploadOutputs(this.dir.outputs, collected.outputs);
     const base = { outputs: collected.outputs, outputDigest: collected.outputDigest };
     if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s`, durationMs: duration() };
     if (collected.error) return { ...base, outcome: 'failed', exitCode: code, error: collected.error, durationMs: duration() };

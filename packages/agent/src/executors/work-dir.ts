@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { type JobSpec, type OutputFile, OutputPath, outputRootDigest } from '@gpux/protocol';
+import { isInlineInput, type JobSpec, type OutputFile, OutputPath, outputRootDigest } from '@gpux/protocol';
+import type { AttemptDataPlane } from '../data/attempt-data.js';
+import { DataPlaneError } from '../data/download.js';
 
 export interface OutputLimits {
   /** Files up to this size are returned inline (base64). */
@@ -29,18 +31,30 @@ export interface WorkDir {
   outputs: string;
 }
 
-export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs']): Promise<WorkDir> {
+/**
+ * Inline inputs are written from the spec; blob and URL inputs are streamed in through the attempt's data plane
+ * (issue 13). Throws DataPlaneError when an input cannot be had (the attempt fails with its message).
+ */
+export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs'], dataPlane?: AttemptDataPlane): Promise<WorkDir> {
   const safe = attemptId.replace(/[^A-Za-z0-9._-]/g, '_');
   const root = join(parent, `${safe}-${randomBytes(4).toString('hex')}`);
   const dir = { root, inputs: join(root, 'inputs'), outputs: join(root, 'outputs') };
   await mkdir(dir.inputs, { recursive: true, mode: 0o700 });
   await mkdir(dir.outputs, { recursive: true, mode: 0o700 });
-  for (const file of inputs) {
-    const target = resolve(dir.inputs, file.path);
-    // The spec schema already forbids ".." and absolute paths; this guards against a schema change.
-    if (!target.startsWith(dir.inputs + sep)) throw new Error(`input path escapes the inputs dir: ${file.path}`);
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, file.encoding === 'base64' ? Buffer.from(file.content, 'base64') : file.content);
+  try {
+    for (const file of inputs) {
+      const target = resolve(dir.inputs, file.path);
+      // The spec schema already forbids ".." and absolute paths; this guards against a schema change.
+      if (!target.startsWith(dir.inputs + sep)) throw new Error(`input path escapes the inputs dir: ${file.path}`);
+      await mkdir(dirname(target), { recursive: true });
+      if (isInlineInput(file)) await writeFile(target, file.encoding === 'base64' ? Buffer.from(file.content, 'base64') : file.content);
+      else if (dataPlane) await dataPlane.fetchInput(file, target);
+      else throw new DataPlaneError(`input ${JSON.stringify(file.path)}: this executor cannot fetch blob or URL inputs`);
+    }
+  } catch (e) {
+    // The caller never sees the dir: remove it here (gigabytes of inputs may be in it).
+    await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+    throw e;
   }
   return dir;
 }

@@ -2,6 +2,7 @@
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
 import { type Assignment, buildCommitment, type ResultReport, type Seal } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
+import { attemptDataPlane, type DataPlaneRequest } from '../data/attempt-data.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
 import { withGangEnv } from './gang-env.js';
@@ -23,6 +24,12 @@ export interface AttemptContext {
   maxLogBytes?: number;
   /** True when the cancel order's seal verifies with a trusted coordinator key (issue 19); a false cancel is ignored. */
   checkCancel(attemptId: string, seal: Seal | undefined): Promise<boolean>;
+  /** The node allows jobs network (--allow-network): only then are URL inputs fetched (issue 13). Default false. */
+  allowNetwork?: boolean;
+  /** Fetch for URL inputs. Default the global fetch. */
+  urlFetch?: typeof fetch;
+  /** Data-plane transfers: first wait after a failure (doubles) and the largest upload chunk. Defaults: 500 ms, the server's. */
+  transfer?: { retryDelayMs?: number; chunkBytes?: number };
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
@@ -39,6 +46,8 @@ export class AttemptRunner {
   private stopReason: StopReason | null = null;
   private execution: Execution | null = null;
   private readonly log: Logger;
+  /** Aborts the attempt's input downloads and output uploads once it is stopped. */
+  private readonly transfers = new AbortController();
 
   constructor(
     readonly assignment: Assignment,
@@ -51,6 +60,7 @@ export class AttemptRunner {
   stop(reason: StopReason): void {
     if (this.stopReason) return;
     this.stopReason = reason;
+    this.transfers.abort();
     void this.execution?.stop(reason);
   }
 
@@ -89,7 +99,17 @@ export class AttemptRunner {
     try {
       const { jobId, gpuIndices } = this.assignment;
       const spec = withGangEnv(this.assignment.spec, this.assignment.gang);
-      const req = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices) };
+      const dataPlane = attemptDataPlane({
+        client: this.ctx.client,
+        attemptId,
+        jobNetwork: spec.network === true,
+        nodeAllowsNetwork: this.ctx.allowNetwork === true,
+        ...(this.ctx.urlFetch ? { urlFetch: this.ctx.urlFetch } : {}),
+        ...this.ctx.transfer,
+        signal: this.transfers.signal,
+        logger: this.log,
+      });
+      const req: DataPlaneRequest = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices), dataPlane };
       this.execution = await this.ctx.executor.start(
         req,
         (s, d) => shipper.push(s, d),
@@ -102,7 +122,8 @@ export class AttemptRunner {
     }
     const flushBy = Math.min(this.ctx.clock.now() + 10_000, this.ctx.giveUpAt() ?? Number.POSITIVE_INFINITY);
     await Promise.all([shipper.close(flushBy), events.close(flushBy)]);
-    if (this.stopReason === 'shutdown') outcome = { ...outcome, ...this.stoppedOutcome() };
+    // Stopped before the program ran (its inputs were still downloading, say): reported as stopped, not as that failure.
+    if (this.stopReason === 'shutdown' || (this.stopReason && outcome.outcome === 'failed' && outcome.exitCode === null)) outcome = { ...outcome, ...this.stoppedOutcome() };
     this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
     await this.report(this.toReport(outcome, shipper.metrics));
   }
@@ -124,6 +145,7 @@ export class AttemptRunner {
   private toReport(o: ExecutionOutcome, logs: { logBytes: number; logsTruncated: boolean }): ResultReport {
     const { attemptId, jobId, spec } = this.assignment;
     const metrics = { durationMs: Math.max(0, Math.round(o.durationMs)), ...logs };
+    // The inputs digest covers every input (blob and URL ones by the sha256 they were checked against).
     const commitment = buildCommitment({
       jobId,
       attemptId,

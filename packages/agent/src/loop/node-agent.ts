@@ -30,6 +30,8 @@ export interface NodeAgentDeps {
   gracefulTimeoutMs: number;
   /** Log bytes shipped per attempt; default the LogShipper's (10 MiB). */
   maxLogBytes?: number;
+  /** The node allows jobs network (--allow-network): URL inputs are fetched only then (issue 13). */
+  allowNetwork?: boolean;
   /** Proof-of-hardware runner (issue 12): a runner, or how to choose one on the first challenge. Default: auto. */
   challenge?: ChallengeRunner | { setting: ChallengeRunnerSetting; python?: string; image?: string };
 }
@@ -74,6 +76,7 @@ export class NodeAgent implements RunningAgent {
       stopping: this.stopAbort.signal,
       maxLogBytes: d.maxLogBytes,
       checkCancel: (attemptId, seal) => this.cancelVerified(attemptId, seal),
+      allowNetwork: d.allowNetwork === true,
     };
   }
 

@@ -1,11 +1,11 @@
 /** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
-import type { JobView } from '@gpux/protocol';
-import type { GpuxClient } from '@gpux/sdk';
+import type { JobSpec, JobView } from '@gpux/protocol';
+import { blobsOf, type GpuxClient } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { summarizeJob, writeLogEntry } from '../job-format.js';
-import { formatDuration, toJson } from '../output.js';
-import { loadSpecFile } from '../spec-file.js';
+import { formatBytes, formatDuration, toJson } from '../output.js';
+import { type LocalInput, loadSpecWithFiles } from '../spec-file.js';
 
 interface SubmitFlags {
   wait?: boolean;
@@ -41,6 +41,20 @@ export async function watchJob(io: Io, client: GpuxClient, jobId: string, opts: 
   return job;
 }
 
+/**
+ * Uploads each `{path, file}` input as a blob (streamed in chunks, resumed after a cut; nothing is sent for a blob
+ * you already hold) and puts `{path, blob, size}` in its place (issue 13).
+ */
+export async function uploadLocalInputs(io: Io, client: GpuxClient, spec: JobSpec, local: readonly LocalInput[], quiet: boolean): Promise<JobSpec> {
+  const inputs = [...spec.inputs];
+  for (const l of local) {
+    if (!quiet) io.err.write(`uploading input ${l.path} from ${l.file} (${formatBytes(l.size)})\n`);
+    const blob = await blobsOf(client).uploadFile(l.file);
+    inputs[l.index] = { path: l.path, blob: blob.sha256, size: blob.size };
+  }
+  return { ...spec, inputs };
+}
+
 export function registerSubmit(job: Command, io: Io): void {
   const cmd = job
     .command('submit')
@@ -50,8 +64,9 @@ export function registerSubmit(job: Command, io: Io): void {
     .option('-f, --follow', 'stream the job logs until it finishes (implies --wait)')
     .option('--idempotency-key <key>', 'retry-safe key: a resubmission with the same key returns the first job');
   jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
-    const spec = await loadSpecFile(file);
+    const loaded = await loadSpecWithFiles(file);
     const client = clientFor(io, flags, 'buyer');
+    const spec = loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, flags.json === true) : loaded.spec;
     const res = await client.submitJob(spec, flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {});
     if (!flags.wait && !flags.follow) {
       if (flags.json) io.out.write(toJson(res));

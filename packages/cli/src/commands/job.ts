@@ -1,10 +1,11 @@
 /** `gpux job …`: submit, list, get, logs, result, verify, dispute, cancel, bill. */
 import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
+import { blobsOf } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
-import { verifyOutputDigest, writeOutputs } from '../job-outputs.js';
+import { verifyOutputDigest, writeBlobOutputs, writeOutputs } from '../job-outputs.js';
 import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
 import { registerDispute } from './job-dispute.js';
 import { registerExplain } from './job-explain.js';
@@ -86,11 +87,13 @@ export function registerJob(program: Command, io: Io): void {
         .option('--out <dir>', 'write the output files into this directory (sha256-checked)'),
     ),
   ).action(async (id: string, flags: Flags & { out?: string }) => {
-    const res = await clientFor(io, flags, 'buyer').jobResult(id);
+    const client = clientFor(io, flags, 'buyer');
+    const res = await client.jobResult(id);
     if (!verifyOutputDigest(res.outputs, res.outputDigest)) {
       throw new CliError(`the output list of job ${id} does not match its output digest ${res.outputDigest}`);
     }
-    const written = flags.out ? writeOutputs(flags.out, res.outputs) : null;
+    // Inline files first, then the ones in the blob store, streamed with their digests checked (issue 13).
+    const written = flags.out ? await writeBlobOutputs(flags.out, res.outputs, writeOutputs(flags.out, res.outputs), blobsOf(client)) : null;
     if (flags.json) io.out.write(toJson(written ? { ...res, written: written.written, skipped: written.skipped } : res));
     else {
       io.out.write(
@@ -109,13 +112,15 @@ export function registerJob(program: Command, io: Io): void {
           { header: 'PATH', value: (o) => o.path },
           { header: 'SIZE', value: (o) => formatBytes(o.size), align: 'right' },
           { header: 'SHA256', value: (o) => o.sha256 },
-          { header: 'INLINE', value: (o) => (o.content === undefined ? 'no' : 'yes') },
+          { header: 'BYTES', value: (o) => (o.content !== undefined ? 'inline' : o.blob ? 'blob' : 'missing') },
         ])}`);
       }
       if (written) io.out.write(`wrote ${written.written.length} file(s) to ${flags.out}\n`);
     }
     if (written?.skipped.length) {
-      throw new CliError(`${written.skipped.length} output file(s) were too large to be returned inline and were not written: ${written.skipped.map(escapeControl).join(', ')}`);
+      throw new CliError(
+        `${written.skipped.length} output file(s) were neither returned inline nor stored as blobs (the node could not upload them) and were not written: ${written.skipped.map(escapeControl).join(', ')}`,
+      );
     }
   });
 

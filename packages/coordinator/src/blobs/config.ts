@@ -38,6 +38,10 @@ export interface BlobConfig {
   transfersPerAccount: number;
   /** GPUX_BLOB_GC_INTERVAL_S. How often the blob garbage collector runs. Default 600. */
   gcIntervalMs: number;
+  /** GPUX_MAX_OUTPUT_BYTES. Declared bytes of the output uploads of one attempt in all, and of one checkpoint. Default 10 GiB. */
+  maxOutputBytes: number;
+  /** GPUX_MAX_UPLOADS_PER_ATTEMPT. Output and checkpoint uploads one attempt may open in all. Default 10000. */
+  maxUploadsPerAttempt: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -88,5 +92,7 @@ export function loadBlobConfig(env: Env, dataDir: string): BlobConfig {
     uploadsPerMinute: int(env, 'GPUX_BLOB_UPLOADS_PER_MIN', 1, 1_000_000) ?? 60,
     transfersPerAccount: int(env, 'GPUX_BLOB_TRANSFERS_PER_ACCOUNT', 1, 10_000) ?? 8,
     gcIntervalMs: (int(env, 'GPUX_BLOB_GC_INTERVAL_S', 1, 7 * 86_400) ?? 600) * 1000,
+    maxOutputBytes: int(env, 'GPUX_MAX_OUTPUT_BYTES', 0, MAX_BLOB_BYTES) ?? 10 * 2 ** 30,
+    maxUploadsPerAttempt: int(env, 'GPUX_MAX_UPLOADS_PER_ATTEMPT', 1, 1_000_000) ?? 10_000,
   };
 }

@@ -14,11 +14,11 @@ import { BlobService } from '../services/blobs.js';
 import { errorBody } from './errors.js';
 import { mountRoute } from './route-kit.js';
 
-const OCTETS = 'application/octet-stream';
+export const OCTETS = 'application/octet-stream';
 
-async function* noBytes(): AsyncIterable<Uint8Array> {}
+export async function* noBytes(): AsyncIterable<Uint8Array> {}
 
-function offsetHeader(req: FastifyRequest): number {
+export function offsetHeader(req: FastifyRequest): number {
   const raw = req.headers[UPLOAD_OFFSET_HEADER];
   if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw.trim())) {
     throw new GpuxError('REQUEST_INVALID', `send the chunk's offset as the ${UPLOAD_OFFSET_HEADER} header (a non-negative integer; GET the upload to learn it)`);
@@ -26,7 +26,7 @@ function offsetHeader(req: FastifyRequest): number {
   return Number(raw.trim());
 }
 
-function declaredLength(req: FastifyRequest): number | undefined {
+export function declaredLength(req: FastifyRequest): number | undefined {
   const raw = req.headers['content-length'];
   return typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }

@@ -130,17 +130,33 @@ function checkInlineOutputs(outputs: readonly OutputFile[]): void {
   }
 }
 
+/**
+ * Issue 13: an output sent without content is a blob output when a completed upload of THIS attempt has its
+ * sha256 and size; the bytes then become the buyer's (a hold, in case they dropped it meanwhile). A node's own
+ * `blob` field is never believed.
+ */
+async function markBlobOutputs(rt: Runtime, a: AttemptRecord, outputs: readonly OutputFile[]): Promise<OutputFile[]> {
+  const plain = outputs.map(({ blob: _claimed, ...f }) => f);
+  if (plain.every((f) => f.content !== undefined)) return plain;
+  const uploaded = new Set((await rt.store.completedOutputUploads(a.id)).map((u) => `${u.sha256}/${u.size}`));
+  const marked: OutputFile[] = plain.map((f) => (f.content === undefined && uploaded.has(`${f.sha256}/${f.size}`) ? { ...f, blob: true } : f));
+  const blobs = marked.filter((f) => f.blob).map((f) => ({ sha256: f.sha256, size: f.size }));
+  const job = blobs.length > 0 ? await rt.store.getJob(a.jobId) : undefined;
+  if (job) await rt.store.grantBlobHolds(job.buyerId, blobs, rt.clock.now());
+  return marked;
+}
+
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */
 export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
-  const outputs = r.outputs;
-  if (outputRootDigest(outputs) !== r.outputDigest) {
+  if (outputRootDigest(r.outputs) !== r.outputDigest) {
     throw new GpuxError('REQUEST_INVALID', 'outputDigest does not match the outputs (sha256 over sorted "path\\0sha256\\n" lines)', {
       problems: [{ path: 'outputDigest', message: 'does not match outputs' }],
     });
   }
-  checkInlineOutputs(outputs);
+  checkInlineOutputs(r.outputs);
   const commitment = await checkCommitment(rt, nodeId, a, r);
+  const outputs = await markBlobOutputs(rt, a, r.outputs);
   const input = { attemptId, nodeId, outcome: r.outcome, exitCode: r.exitCode, error: r.error, outputDigest: r.outputDigest, outputs, metrics: r.metrics, now: rt.clock.now() };
   let res: Awaited<ReturnType<typeof rt.store.finishAttempt>>;
   try {

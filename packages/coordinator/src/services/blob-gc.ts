@@ -1,12 +1,13 @@
 /**
  * The blob garbage collector (issue 13), one pass: (1) uploads abandoned past their expiry lose their staged
- * bytes and their reservation; (2) holds not referenced for the retention period are dropped, unless a live
- * job references them (`liveJobBlobRefs`, the hook the inputs/outputs work fills: today no job references a
- * blob, so it answers none); (3) a sweep of the backend's listing deletes bytes no account holds and no open
+ * bytes and their reservation; (2) holds not referenced for the retention period are dropped, unless a job
+ * still references them (`liveJobBlobRefs`: inputs of jobs not ended or inside their dispute window, outputs
+ * for the retention period from the job's end, the checkpoint of a live job; see jobBlobRefs): those are
+ * touched instead, so their retention starts again and they leave the stale set; (3) a sweep of the backend's listing deletes bytes no account holds and no open
  * upload declares, once they are older than ORPHAN_GRACE_MS (an upload completing right now has written its
  * bytes a moment before its row). The sweep resumes where the previous pass stopped.
  */
-import type { BlobBackend, BlobRecord, Logger, Store } from '@gpux/core';
+import type { BlobBackend, BlobRecord, Clock, JobBlobRefPolicy, Logger, Store } from '@gpux/core';
 import type { BlobConfig } from '../blobs/config.js';
 
 /** Bytes younger than this are never swept: their upload may be committing its row. */
@@ -18,8 +19,13 @@ const MAX_BATCHES = 20;
 /** Of these holds, the `${ownerId}/${sha256}` keys a live (not ended) job still references. */
 export type LiveJobBlobRefs = (holds: readonly BlobRecord[]) => Promise<Set<string>>;
 
-/** No job references blobs yet (the inputs/outputs work of issue 13 replaces this). */
+/** No job references any blob (tests of the collector alone). */
 export const noLiveJobBlobRefs: LiveJobBlobRefs = async () => new Set();
+
+/** The holds jobs reference, from the job_blobs table (one indexed read per batch of holds). */
+export function jobBlobRefs(store: Pick<Store, 'referencedBlobHolds'>, clock: Clock, policy: JobBlobRefPolicy): LiveJobBlobRefs {
+  return (holds) => store.referencedBlobHolds(holds, clock.now(), policy);
+}
 
 export interface BlobGcState {
   /** The sweep's position in the backend listing; undefined: start from the beginning. */
@@ -60,10 +66,11 @@ export async function collectBlobGarbage(d: BlobGcDeps, now: number, state: Blob
     const stale = await d.store.staleBlobs(cutoff, BATCH);
     const kept = await live(stale);
     for (const b of stale) {
-      if (kept.has(`${b.ownerId}/${b.sha256}`)) continue;
-      if (await d.store.deleteBlob(b.ownerId, b.sha256, { unreferencedSince: cutoff })) report.holdsExpired++;
+      // Still referenced: touched, so its retention runs from now and the next batch reaches past it.
+      if (kept.has(`${b.ownerId}/${b.sha256}`)) await d.store.touchBlob(b.ownerId, b.sha256, now);
+      else if (await d.store.deleteBlob(b.ownerId, b.sha256, { unreferencedSince: cutoff })) report.holdsExpired++;
     }
-    if (stale.length < BATCH || kept.size >= stale.length) break;
+    if (stale.length < BATCH) break;
   }
   for (let i = 0; i < MAX_BATCHES; i++) {
     const page = await d.backend.list({ limit: BATCH, ...(state.sweepAfter ? { after: state.sweepAfter } : {}) });

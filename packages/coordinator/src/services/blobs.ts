@@ -4,12 +4,12 @@
  * downloads, listing and deletion. A blob is visible only to the accounts that uploaded it; the same bytes are
  * stored once. Metadata: the BlobsPort; bytes: the BlobBackend (filesystem or S3, from the config).
  */
-import { type BlobBackend, type BlobRecord, type ByteRange, type ByteSource, GpuxError, isSha256Hex, newId } from '@gpux/core';
+import { type BlobBackend, type BlobRecord, type BlobUploadRecord, type ByteRange, type ByteSource, GpuxError, isSha256Hex, newId } from '@gpux/core';
 import type { BlobUploadResponse, BlobView, ListBlobsResponse } from '@gpux/protocol';
 import { openBlobBackend } from '../blobs/open-backend.js';
 import type { Principal } from '../http/bearer-auth.js';
 import type { Runtime } from '../runtime.js';
-import { type LiveJobBlobRefs, noLiveJobBlobRefs } from './blob-gc.js';
+import { jobBlobRefs, type LiveJobBlobRefs } from './blob-gc.js';
 import { RegisterRate } from './register-rate.js';
 import { RegisterRateLimited } from './register.js';
 
@@ -43,8 +43,8 @@ export class BlobService {
   private readonly inFlight = new Set<string>();
   private readonly transfers = new Map<string, number>();
   private readonly begins: RegisterRate;
-  /** Which holds live jobs reference (GC keeps them); the inputs/outputs work sets it. */
-  liveJobBlobRefs: LiveJobBlobRefs = noLiveJobBlobRefs;
+  /** Which holds live jobs reference (GC keeps them): the job_blobs references (tests may replace it). */
+  liveJobBlobRefs: LiveJobBlobRefs;
 
   constructor(
     private readonly rt: Runtime,
@@ -52,6 +52,7 @@ export class BlobService {
   ) {
     if (backend) this.backendP = Promise.resolve(backend);
     this.begins = new RegisterRate(rt.config.blobs.uploadsPerMinute);
+    this.liveJobBlobRefs = jobBlobRefs(rt.store, rt.clock, { disputeWindowMs: rt.config.disputeWindowSeconds * 1000, outputRetentionMs: rt.config.blobs.retentionMs });
   }
 
   get busyUploads(): ReadonlySet<string> {
@@ -67,7 +68,7 @@ export class BlobService {
     if (this.backendP) await (await this.backendP).close();
   }
 
-  private view(b: BlobRecord): BlobView {
+  view(b: BlobRecord): BlobView {
     return { sha256: b.sha256, size: b.size, createdAt: b.createdAt, lastReferencedAt: b.lastReferencedAt, expiresAt: b.lastReferencedAt + this.rt.config.blobs.retentionMs };
   }
 
@@ -75,8 +76,8 @@ export class BlobService {
     if (!isSha256Hex(sha256)) throw new GpuxError('REQUEST_INVALID', `"${sha256.slice(0, 80)}" is not a blob name: a blob is named by the sha256 of its bytes, 64 lowercase hex characters`);
   }
 
-  /** A slot among the account's concurrent transfers; the returned function frees it (once). */
-  private takeTransfer(accountId: string): () => void {
+  /** A slot among the account's (or, for the node data plane, `node:<id>`'s) concurrent transfers; the returned function frees it (once). */
+  takeTransfer(accountId: string): () => void {
     const n = this.transfers.get(accountId) ?? 0;
     const max = this.rt.config.blobs.transfersPerAccount;
     if (n >= max) throw new GpuxError('LIMIT_EXCEEDED', `account ${accountId} already has ${n} blob transfers in flight, the most allowed (GPUX_BLOB_TRANSFERS_PER_ACCOUNT): wait for one to finish`);
@@ -116,7 +117,12 @@ export class BlobService {
   }
 
   async status(p: Principal, uploadId: string): Promise<BlobUploadResponse> {
-    const up = await this.ownUpload(p, uploadId);
+    return this.statusOf(await this.ownUpload(p, uploadId));
+  }
+
+  /** Where an upload the caller may write stands (the node data plane checks its token first). */
+  async statusOf(up: BlobUploadRecord): Promise<BlobUploadResponse> {
+    const uploadId = up.id;
     const offset = (await (await this.backend()).stagedBytes(uploadId)) ?? 0;
     return { uploadId, sha256: up.sha256, size: up.size, offset, expiresAt: up.expiresAt, chunkBytes: this.rt.config.blobs.chunkBytes, blob: null };
   }
@@ -126,8 +132,25 @@ export class BlobService {
    * is told the server's offset when the client's is wrong (the route sends it as Upload-Offset).
    */
   async append(p: Principal, uploadId: string, offset: number, data: ByteSource, declaredLength: number | undefined, onOffset: (offset: number) => void): Promise<BlobUploadResponse> {
-    const cfg = this.rt.config.blobs;
     const up = await this.ownUpload(p, uploadId);
+    return this.appendTo(up, p.accountId, offset, data, declaredLength, onOffset);
+  }
+
+  /**
+   * append() for an upload the caller may write: `transferKey` names whose transfer slots the chunk takes;
+   * `finish` turns the completed upload's row into a hold (the node data plane also records it for its attempt).
+   */
+  async appendTo(
+    up: BlobUploadRecord,
+    transferKey: string,
+    offset: number,
+    data: ByteSource,
+    declaredLength: number | undefined,
+    onOffset: (offset: number) => void,
+    finish: (uploadId: string, now: number) => Promise<BlobRecord | undefined> = (id, now) => this.rt.store.finishBlobUpload(id, now),
+  ): Promise<BlobUploadResponse> {
+    const cfg = this.rt.config.blobs;
+    const uploadId = up.id;
     const backend = await this.backend();
     if (this.inFlight.has(uploadId)) throw new GpuxError('CONFLICT', `a chunk of upload ${uploadId} is being received already: send one chunk at a time`);
     const staged = await backend.stagedBytes(uploadId);
@@ -140,7 +163,7 @@ export class BlobService {
     if (declaredLength !== undefined && declaredLength > room) {
       throw new GpuxError('BODY_TOO_LARGE', `this chunk has ${declaredLength} bytes but at most ${room} are accepted here (chunks of at most ${cfg.chunkBytes} bytes, and the upload declared ${up.size} in all)`);
     }
-    const free = this.takeTransfer(p.accountId);
+    const free = this.takeTransfer(transferKey);
     this.inFlight.add(uploadId);
     try {
       const now = this.rt.clock.now();
@@ -159,7 +182,7 @@ export class BlobService {
         if (err instanceof GpuxError && err.code === 'REQUEST_INVALID') await this.rt.store.deleteBlobUpload(uploadId);
         throw err;
       }
-      const blob = await this.rt.store.finishBlobUpload(uploadId, this.rt.clock.now());
+      const blob = await finish(uploadId, this.rt.clock.now());
       if (!blob) throw new GpuxError('NOT_FOUND', `upload ${uploadId} was dropped while completing: start again`);
       return { uploadId, sha256: up.sha256, size: up.size, offset: up.size, expiresAt: null, chunkBytes: cfg.chunkBytes, blob: this.view(blob) };
     } finally {

@@ -31,7 +31,7 @@ export async function checkCommitment(rt: Runtime, nodeId: string, a: AttemptRec
   const job = await rt.store.getJob(a.jobId);
   if (!job) throw new GpuxError('ATTEMPT_NOT_FOUND', `no job ${a.jobId} for attempt ${a.id}`);
   if (c.inputDigest !== inputRootDigest(job.spec.inputs ?? [])) {
-    invalid('commitment.inputDigest', 'does not match the job\'s inline inputs (sha256 over sorted "path\\0sha256\\n" lines of the decoded bytes)');
+    invalid('commitment.inputDigest', 'does not match the job\'s inputs (sha256 over sorted "path\\0sha256\\n" lines: an inline input by its decoded bytes, a blob input by its blob digest, a URL input by its expected sha256)');
   }
   const node = await rt.store.getNode(nodeId);
   if (!node || !verifyCommitment(c, r.commitmentSignature, node.publicKey)) {

@@ -45,11 +45,15 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
   const attempts = await rt.store.listActiveAttempts(nodeId);
   if (attempts.length === 0) return out;
   const jobs = new Map((await rt.store.getJobs(attempts.map((a) => a.jobId))).map((j) => [j.id, j]));
+  // A retry starts from the job's latest checkpoint (issue 13); the seal covers its sha256 (assignmentOrder).
+  const assignedJobs = attempts.filter((a) => a.state === 'assigned').map((a) => a.jobId);
+  const checkpoints = assignedJobs.length > 0 ? await rt.store.latestCheckpoints(assignedJobs) : new Map();
   for (const a of attempts) {
     const job = jobs.get(a.jobId);
     if (!job) continue;
     if (job.cancelRequested) out.cancel.push(a.id);
     else if (a.state === 'assigned') {
+      const cp = checkpoints.get(a.jobId);
       out.assignments.push({
         attemptId: a.id,
         jobId: a.jobId,
@@ -57,6 +61,7 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
         gpuIndices: a.gpuIndices,
         leaseExpiresAt: a.leaseExpiresAt ?? now + rt.config.leaseTtlMs,
         ...(a.gang ? { gang: { rank: a.gang.rank, worldSize: a.gang.worldSize, peers: a.gang.peers } } : {}),
+        ...(cp ? { checkpoint: { sha256: cp.sha256, size: cp.size, attemptId: cp.attemptId, createdAt: cp.createdAt } } : {}),
       });
     }
   }

@@ -54,7 +54,7 @@ export async function applyAttemptEndIn(
     .where('id', '=', a.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  const outputRows = (q.outputs ?? []).map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null }));
+  const outputRows = (q.outputs ?? []).map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null, blob: f.blob ? 1 : 0 }));
   for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
   for (const stop of plan.siblings) await stopSiblingIn(trx, stop, q.now);
   for (const t of plan.transfers) await postTransferIn(trx, t);

@@ -9,6 +9,7 @@ import { type JobRow, jobFromRow, newJobRow } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
 import { holdReplicaIn } from './verification-jobs.js';
+import { insertJobInputBlobsIn } from './job-blobs.js';
 
 export const CANCELLED_BY_BUYER = 'cancelled by the buyer';
 
@@ -69,6 +70,8 @@ export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRec
       if (winner) return { job: jobFromRow(winner), created: false };
     }
     if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
+    // Blob inputs must be the buyer's (issue 13): a refusal rolls the insert back.
+    await insertJobInputBlobsIn(trx, job);
     // Only a new job holds: a short wallet throws INSUFFICIENT_FUNDS and the insert above rolls back with it.
     await holdEscrowIn(trx, job);
     await holdReplicaIn(trx, job);

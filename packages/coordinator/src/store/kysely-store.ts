@@ -9,6 +9,7 @@ import * as blobs from './blobs.js';
 import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type StorePolicies, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
 import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
+import * as jobBlobs from './job-blobs.js';
 import * as jobs from './jobs.js';
 import * as logs from './logs.js';
 import * as tokens from './tokens.js';
@@ -166,5 +167,12 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     staleBlobs: (before, limit) => blobs.staleBlobs(ctx, before, limit),
     expiredBlobUploads: (now, limit) => blobs.expiredBlobUploads(ctx, now, limit),
     blobsInUse: (sha256s) => blobs.blobsInUse(ctx, sha256s),
+    beginAgentUpload: (q) => jobBlobs.beginAgentUpload(ctx, q),
+    getAgentUpload: (id) => jobBlobs.getAgentUpload(ctx, id),
+    finishAgentUpload: (id, now) => jobBlobs.finishAgentUpload(ctx, id, now),
+    completedOutputUploads: (attemptId) => jobBlobs.completedOutputUploads(ctx, attemptId),
+    latestCheckpoints: (jobIds) => jobBlobs.latestCheckpoints(ctx, jobIds),
+    grantBlobHolds: (ownerId, list, now) => jobBlobs.grantBlobHolds(ctx, ownerId, list, now),
+    referencedBlobHolds: (holds, now, policy) => jobBlobs.referencedBlobHolds(ctx, holds, now, policy),
   };
 }

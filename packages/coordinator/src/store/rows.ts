@@ -256,5 +256,6 @@ export function eventFromRow(r: Selectable<EventsTable>): EventRecord {
 export function outputFromRow(r: Selectable<OutputsTable>): OutputFile {
   const f: OutputFile = { path: r.path, size: Number(r.size), sha256: r.sha256 };
   if (r.content !== null) f.content = r.content;
+  if (r.blob) f.blob = true;
   return f;
 }

@@ -1,6 +1,7 @@
 /** Row types of the coordinator database, as Kysely sees them (snake_case columns, epoch-ms integers, JSON as text). */
 import type { Generated } from 'kysely';
 import type { BlobsTable, BlobUploadsTable } from './blob-schema.js';
+import type { AgentUploadsTable, JobBlobsTable } from './job-blob-schema.js';
 
 export interface TokensTable {
   id: string;
@@ -139,6 +140,7 @@ export interface OutputsTable {
   size: number;
   sha256: string;
   content: string | null; // base64
+  blob?: number; // 0017: 0/1, the bytes are in the blob store (set by the coordinator)
 }
 
 export interface LogsTable {
@@ -450,5 +452,7 @@ export interface Database {
   challenges: ChallengesTable;
   blobs: BlobsTable; // 0016
   blob_uploads: BlobUploadsTable; // 0016
+  job_blobs: JobBlobsTable; // 0017
+  agent_uploads: AgentUploadsTable; // 0017
   gpux_migrations: MigrationsTable;
 }

@@ -5,6 +5,8 @@ import type { EventSink, Execution, ExecutionOutcome, ExecutionRequest, LogSink,
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
+import { dataPlaneOf } from '../../data/attempt-data.js';
+import { DataPlaneError } from '../../data/download.js';
 import { collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
 import { buildContainerConfig } from './container-config.js';
 import { checkQuotas, DiskQuotaWatcher, formatBytes, type QuotaTree } from './disk-quota.js';
@@ -93,7 +95,8 @@ export class DockerRun implements Execution {
         return failedOutcome(`image not allowed: ${resolved.reason}`, this.duration());
       }
 
-      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs);
+      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs, dataPlaneOf(this.req));
+      if (this.stopReason) return this.cancelled();
       const scratch = join(dir.root, 'scratch');
       await mkdir(scratch, { mode: 0o700 });
       await openTo(dir, scratch);
@@ -153,7 +156,7 @@ export class DockerRun implements Execution {
       return await this.outcomeOfExit(info.State.ExitCode ?? waited.StatusCode ?? null, info.State.OOMKilled === true, dir, config);
     } catch (e) {
       if (this.stopReason) return this.cancelled();
-      if (e instanceof ImagePullError) return failedOutcome(e.message, this.duration());
+      if (e instanceof ImagePullError || e instanceof DataPlaneError) return failedOutcome(e.message, this.duration());
       return failedOutcome(`executor failed: ${engineMessage(e)}`, this.duration());
     } finally {
       clearTimeout(timer);
@@ -197,6 +200,8 @@ export class DockerRun implements Execution {
       return failedOutcome(this.quotaError, this.duration());
     }
     const collected = await collectOutputs(dir.outputs, this.o.limits);
+    // Files too large to return inline go to the blob store now, while the work dir still exists (issue 13).
+    if (!collected.error) await dataPlaneOf(this.req)?.uploadOutputs(dir.outputs, collected.outputs);
     const base = { outputs: collected.outputs, outputDigest: collected.outputDigest, durationMs: this.duration() };
     if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s` };
     if (oomKilled && code === 0) this.say('container: a process of the job went over the memory limit and was killed (OOM); the job still exited 0');

@@ -26,7 +26,7 @@ import {
   transitionDecider,
   type VerificationRecord,
 } from '@gpux/core';
-import { type JobSpecInput, outputRootDigest, sha256Hex } from '@gpux/protocol';
+import { isInlineInput, type JobSpecInput, outputRootDigest, sha256Hex } from '@gpux/protocol';
 import { advertisement, code, DIGEST_A, DIGEST_B, type OpenStore, placement, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
@@ -478,7 +478,7 @@ export function verificationTests(open: OpenStore): void {
       assert.equal(checker.spec.resources.gpu.count, 0);
       assert.equal(checker.spec.network, undefined);
       assert.deepEqual(
-        checker.spec.inputs.map((f) => [f.path, Buffer.from(f.content, 'base64').toString()]),
+        checker.spec.inputs.map((f) => [f.path, isInlineInput(f) ? Buffer.from(f.content, 'base64').toString() : 'not inline']),
         [
           ['a/out/answer.txt', 'loss 0.301\nat 10:00\n'],
           ['b/out/answer.txt', 'loss 0.301\nat 10:05\n'],
