@@ -9,6 +9,7 @@ import {
   type ChallengeDigestsRequest,
   ChallengeDigestsResponse,
   type ChallengeRevealRequest,
+  type CreateCheckpointUploadRequest,
   type CreateOutputUploadRequest,
   ChallengeVerdict,
   CoordinatorIdentityResponse,
@@ -167,6 +168,18 @@ export class CoordinatorClient {
     return this.call('POST', withId(ROUTES.createOutputUpload.path, attemptId), AgentUploadResponse, body, { signal });
   }
 
+  /** Opens the upload of a checkpoint archive (issue 13); once complete it is the job's latest checkpoint. */
+  createCheckpointUpload(attemptId: string, body: CreateCheckpointUploadRequest, signal?: AbortSignal): Promise<AgentUploadResponse> {
+    return this.call('POST', withId(ROUTES.createCheckpointUpload.path, attemptId), AgentUploadResponse, body, { signal });
+  }
+
+  /** The bytes of the checkpoint the attempt starts from (its assignment names it), from `offset`, like openInput. */
+  async openCheckpoint(attemptId: string, offset: number, signal?: AbortSignal): Promise<Response> {
+    const path = withId(ROUTES.attemptCheckpoint.path, attemptId);
+    const headers = signRequest({ method: 'GET', path, body: '', nodeId: this.nodeIdentity.nodeId }, this.nodeIdentity.privateKeyPem);
+    return this.rawFetch('GET', path, { headers: offset > 0 ? { ...headers, range: `bytes=${offset}-` } : headers, signal, timeoutMs: null });
+  }
+
   /** Where an output or checkpoint upload stands (resume from its offset). Authorized by the upload's token. */
   async uploadStatus(uploadId: string, token: string, signal?: AbortSignal): Promise<BlobUploadResponse> {
     const path = withId(ROUTES.getAgentUpload.path, uploadId);
@@ -203,6 +216,8 @@ export class CoordinatorClient {
       // An async iterable body (undici takes one) keeps backpressure: the chunk is read from disk as it is sent.
       init.body = o.body as unknown as ReadableStream<Uint8Array>;
       init.duplex = 'half';
+      // A redirect would make undici keep a copy of the whole chunk (to resend it) until the request ends.
+      init.redirect = 'error';
     }
     let res: Response;
     try {

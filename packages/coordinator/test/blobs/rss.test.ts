@@ -1,10 +1,12 @@
 /**
  * 200 MiB up and down through the blob API keeps memory flat: the coordinator streams chunks to disk and
  * blobs back out, the SDK streams from and to files. Coordinator and client share this process, so the bound
- * covers both. Garbage is collected every 50 ms, so the figures are not the collector's lag. Measured here: live
- * memory (heap + buffers) rises by up to about one 64 MiB chunk while a chunk is in flight and falls back at its
- * end (not yet explained: the request stream itself holds nothing; to be traced in bench:data), so the bounds
- * are about two chunks (RSS < 128 MiB, live < 96 MiB): far below the 200 MiB blob, which is never held whole.
+ * covers both. Garbage is collected every 50 ms, so the figures are not the collector's lag. Live memory (heap +
+ * buffers) once rose by a whole 64 MiB chunk per upload PUT: undici's fetch tees a request body to replay it on
+ * a redirect and keeps the copy to the end of the request, so the SDK sends chunks with `redirect: 'error'`.
+ * Measured since: 20 to 26 MiB of growth (RSS and live; buffers freed by the collector leave the count a little
+ * later), whatever the chunk size; the bounds (RSS < 64 MiB, live < 40 MiB) leave room for that and still fail
+ * if a 64 MiB chunk is held again.
  */
 import assert from 'node:assert/strict';
 import { createWriteStream } from 'node:fs';
@@ -70,7 +72,7 @@ test('a 200 MiB upload and download keep RSS roughly flat', async (t) => {
   const growth = (peak - base) / MiB;
   const liveGrowth = (livePeak - liveBase) / MiB;
   t.diagnostic(`RSS before ${(base / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${growth.toFixed(1)} MiB; live (heap + buffers) growth ${liveGrowth.toFixed(1)} MiB`);
-  // Bounded by about one 64 MiB chunk, never by the 200 MiB blob (see the file comment).
-  assert.ok(growth < 128, `RSS grew ${growth.toFixed(1)} MiB moving 400 MiB`);
-  assert.ok(liveGrowth < 96, `live memory grew ${liveGrowth.toFixed(1)} MiB`);
+  // Well below one 64 MiB chunk, never near the 200 MiB blob (see the file comment).
+  assert.ok(growth < 64, `RSS grew ${growth.toFixed(1)} MiB moving 400 MiB`);
+  assert.ok(liveGrowth < 40, `live memory grew ${liveGrowth.toFixed(1)} MiB (a 64 MiB upload chunk held whole would show here)`);
 });
