@@ -1,6 +1,7 @@
 /**
  * Test helper: a small coordinator over node:http with just what an attempt needs (start, logs, events, result)
- * plus the data-plane routes of issue 13 (blob inputs with Range, output uploads in chunks with tokens). Faults
+ * plus the data-plane routes of issue 13 (blob inputs with Range, output and checkpoint uploads in chunks with
+ * tokens, the checkpoint a retry starts from). Faults
  * are switches: cut a download or an upload chunk after some bytes, send wrong or extra bytes.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -16,6 +17,8 @@ export interface FakeUpload {
   size: number;
   data: Buffer;
   done: boolean;
+  kind: 'output' | 'checkpoint';
+  attemptId: string;
 }
 
 export class DataPlaneFake {
@@ -33,7 +36,16 @@ export class DataPlaneFake {
   chunkBytes = 64 * 1024;
   /** Blobs the server already holds (an output upload for one answers at once). */
   readonly stored = new Set<string>();
+  private readonly storedData = new Map<string, Buffer>();
   readonly uploads = new Map<string, FakeUpload>();
+  /** What GET .../checkpoint serves (the assignment names its sha256). */
+  checkpoint: Buffer | null = null;
+  /** Checkpoint uploads that completed, in order (an already stored one too). */
+  readonly checkpoints: { attemptId: string; sha256: string; data: Buffer }[] = [];
+  /** What happened, in order: "checkpoint <sha256>" when one completes, "result <attemptId>". */
+  readonly order: string[] = [];
+  /** Answer checkpoint upload opens with this status (a failing coordinator), while > 0 times. */
+  failCheckpointOpens: { status: number; times: number } | null = null;
   readonly results: { attemptId: string; report: ResultReport }[] = [];
   readonly rangeRequests: string[] = [];
   readonly badSignatures: string[] = [];
@@ -62,7 +74,8 @@ export class DataPlaneFake {
   private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const input = /^\/v1\/agent\/attempts\/[^/]+\/inputs\/([0-9a-f]{64})$/.exec(path);
-    if (req.method === 'GET' && input) return this.serveInput(req, res, input[1] as string);
+    if (req.method === 'GET' && input) return this.serveInput(req, res, this.blobs.get(input[1] as string));
+    if (req.method === 'GET' && /^\/v1\/agent\/attempts\/[^/]+\/checkpoint$/.test(path)) return this.serveInput(req, res, this.checkpoint ?? undefined);
     const upload = /^\/v1\/agent\/uploads\/([^/]+)$/.exec(path);
     if (upload) return this.serveUpload(req, res, decodeURIComponent(upload[1] as string));
     const body = await readBody(req);
@@ -82,11 +95,22 @@ export class DataPlaneFake {
         return json(200, { accepted: parsed.events.length });
       case 'result':
         this.results.push({ attemptId: id, report: parsed });
+        this.order.push(`result ${id}`);
         return json(200, { accepted: true, duplicate: false });
-      case 'outputs': {
-        const { path: p, sha256, size } = parsed as { path: string; sha256: string; size: number };
-        if (this.stored.has(sha256)) return json(200, { ...this.view(null, sha256, size, size, true), uploadToken: null });
-        const up: FakeUpload = { id: `up_${randomBytes(4).toString('hex')}`, token: randomBytes(16).toString('hex'), path: p, sha256, size, data: Buffer.alloc(0), done: false };
+      case 'outputs':
+      case 'checkpoints': {
+        const kind = attempt?.[2] === 'outputs' ? 'output' : 'checkpoint';
+        const { path: p = '', sha256, size } = parsed as { path?: string; sha256: string; size: number };
+        const fail = kind === 'checkpoint' ? this.failCheckpointOpens : null;
+        if (fail && fail.times > 0) {
+          fail.times--;
+          return json(fail.status, { error: { code: 'UNAVAILABLE', message: 'failing on purpose' } });
+        }
+        if (this.stored.has(sha256)) {
+          if (kind === 'checkpoint') this.addCheckpoint(id, sha256, this.storedData.get(sha256) ?? Buffer.alloc(0));
+          return json(200, { ...this.view(null, sha256, size, size, true), uploadToken: null });
+        }
+        const up: FakeUpload = { id: `up_${randomBytes(4).toString('hex')}`, token: randomBytes(16).toString('hex'), path: p, sha256, size, data: Buffer.alloc(0), done: false, kind, attemptId: id };
         this.uploads.set(up.id, up);
         return json(200, { ...this.view(up.id, sha256, size, 0, false), uploadToken: up.token });
       }
@@ -95,12 +119,17 @@ export class DataPlaneFake {
     }
   }
 
+  private addCheckpoint(attemptId: string, sha256: string, data: Buffer): void {
+    this.checkpoints.push({ attemptId, sha256, data });
+    this.order.push(`checkpoint ${sha256}`);
+  }
+
   private view(id: string | null, sha256: string, size: number, offset: number, done: boolean) {
     const blob = done ? { sha256, size, createdAt: 1, lastReferencedAt: 1, expiresAt: 2 } : null;
     return { uploadId: id, sha256, size, offset, expiresAt: done ? null : Date.now() + 60_000, chunkBytes: this.chunkBytes, blob };
   }
 
-  private serveInput(req: http.IncomingMessage, res: http.ServerResponse, sha: string): void {
+  private serveInput(req: http.IncomingMessage, res: http.ServerResponse, data: Buffer | undefined): void {
     const path = req.url ?? '';
     const sig = req.headers[SIGNATURE_HEADERS.signature];
     const signed = {
@@ -116,7 +145,6 @@ export class DataPlaneFake {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'bad signature' } }));
     }
-    const data = this.blobs.get(sha);
     if (!data) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no such input' } }));
@@ -187,6 +215,8 @@ export class DataPlaneFake {
       if (sha !== up.sha256) return json(400, { error: { code: 'REQUEST_INVALID', message: 'digest mismatch' } });
       up.done = true;
       this.stored.add(sha);
+      this.storedData.set(sha, up.data);
+      if (up.kind === 'checkpoint') this.addCheckpoint(up.attemptId, sha, up.data);
     }
     json(200, this.view(up.id, up.sha256, up.size, up.data.length, up.done));
   }

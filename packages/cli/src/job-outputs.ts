@@ -27,8 +27,9 @@ export function safeTarget(root: string, path: string): string {
   return target;
 }
 
+/** The output digest covers each file's sha256, or its plaintext sha256 when it is encrypted (issue 13). */
 export function verifyOutputDigest(outputs: readonly OutputFile[], expected: string | null): boolean {
-  return expected === null || outputRootDigest(outputs) === expected;
+  return expected === null || outputRootDigest(outputs.map((o) => ({ path: o.path, sha256: o.encrypted?.sha256 ?? o.sha256 }))) === expected;
 }
 
 export function writeOutputs(outDir: string, outputs: readonly OutputFile[]): WrittenOutputs {

@@ -4,6 +4,7 @@ import { registerBlob } from './commands/blob.js';
 import { registerCoordinator } from './commands/coordinator.js';
 import { registerDev } from './commands/dev.js';
 import { registerJob } from './commands/job.js';
+import { registerKeys } from './commands/keys.js';
 import { registerMarket } from './commands/market.js';
 import { registerNode } from './commands/node.js';
 import { registerPayout } from './commands/payout.js';
@@ -40,6 +41,7 @@ export function buildProgram(io: Io): Command {
   registerPayout(program, io);
   registerToken(program, io);
   registerBlob(program, io);
+  registerKeys(program, io);
   return program;
 }
 

@@ -26,6 +26,8 @@ export interface LocalInput {
 export interface LoadedSpec {
   spec: JobSpec;
   localInputs: LocalInput[];
+  /** `encrypted: true` in the file (issue 13): submit it end-to-end encrypted, as `--encrypt` does. */
+  encrypted?: boolean;
 }
 
 /** A blob digest that stands in for a local file while the rest of the spec is validated (no upload yet). */
@@ -44,9 +46,13 @@ export function parseSpecDocument(text: string, source: string, baseDir: string)
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) throw usageError(`${source} is empty`);
   const localInputs = takeLocalInputs(data, source, baseDir);
+  // `encrypted: true` is a CLI instruction, not a spec field: gpux job submit encrypts and sets `encryption`.
+  const flag = typeof data === 'object' && 'encrypted' in data ? (data as { encrypted?: unknown }).encrypted : undefined;
+  if (flag !== undefined && typeof flag !== 'boolean') throw usageError(`${source} is not a valid job spec`, [{ path: 'encrypted', message: 'true or false' }]);
+  if (flag !== undefined) delete (data as { encrypted?: unknown }).encrypted;
   const result = parseJobSpec(data);
   if (!result.ok) throw usageError(`${source} is not a valid job spec`, result.problems);
-  return { spec: result.spec, localInputs };
+  return { spec: result.spec, localInputs, ...(flag === true ? { encrypted: true } : {}) };
 }
 
 /** Replaces each `{path, file}` input of the raw spec by a placeholder blob input of the file's size. */

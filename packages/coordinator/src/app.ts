@@ -7,6 +7,7 @@ import { installErrorHandlers } from './http/errors.js';
 import { mountAgentRoutes } from './http/routes-agent.js';
 import { mountAgentBlobRoutes } from './http/routes-agent-blobs.js';
 import { mountBlobRoutes } from './http/routes-blobs.js';
+import { mountE2eRoutes } from './http/routes-e2e.js';
 import { mountEnrollmentRoutes } from './http/routes-enrollment.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
@@ -62,6 +63,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountStatsRoutes(app, rt);
   mountMarketRoutes(app, rt);
   mountAgentBlobRoutes(app, rt, mountBlobRoutes(app, rt));
+  mountE2eRoutes(app, rt);
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

@@ -84,6 +84,11 @@ export interface CoordinatorConfig {
    * fails with the reason and its escrow returns, when its spec sets no queueTimeoutSeconds. Default 86400 (1 day).
    */
   queueTimeoutSeconds: number;
+  /**
+   * GPUX_E2E_KEY_WAIT_S. Longest an assigned attempt of an encrypted job waits for its data key (released by the
+   * buyer's client) before it ends unstarted, at no cost to the node, and the job retries or fails. Default 600.
+   */
+  e2eKeyWaitSeconds: number;
   /** GPUX_DEV_MINT. `1`: any account may mint test funds to itself (a dev network). Default off. */
   devMint: boolean;
   /**
@@ -258,6 +263,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'cancelGraceMs',
     'resultGraceMs',
     'queueTimeoutSeconds',
+    'e2eKeyWaitSeconds',
     'attemptLogMaxBytes',
     'attemptLogMaxEntries',
     'attemptMaxEvents',
@@ -357,6 +363,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     metrics: metricsAccess(env),
     metricsToken: metricsToken(env),
     queueTimeoutSeconds: int(env, 'GPUX_QUEUE_TIMEOUT_S', 1, 30 * 24 * 3600) ?? 86_400,
+    e2eKeyWaitSeconds: int(env, 'GPUX_E2E_KEY_WAIT_S', 1, 7 * 24 * 3600) ?? 600,
     attemptLogMaxBytes: int(env, 'GPUX_ATTEMPT_LOG_MAX_BYTES', 1024, 2 ** 40) ?? 64 * 1024 * 1024,
     attemptLogMaxEntries: int(env, 'GPUX_ATTEMPT_LOG_MAX_ENTRIES', 1, 1e9) ?? 200_000,
     attemptMaxEvents: int(env, 'GPUX_ATTEMPT_MAX_EVENTS', 1, 1e6) ?? 1000,

@@ -11,6 +11,7 @@ import type { CanaryPort } from './store/canaries.js';
 import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
 import type { JobBlobsPort } from './store/job-blobs.js';
+import type { E2eKeysPort } from './store/e2e-keys.js';
 import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
 import type { MarketPort } from './store/market.js';
@@ -26,6 +27,7 @@ export type { ChallengeDigestsInput, ChallengeDigestsResult, ChallengePort, Chal
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
 export type { AgentUploadKind, AgentUploadRecord, BeginAgentUploadInput, CheckpointRecord, JobBlobRefPolicy, JobBlobsPort } from './store/job-blobs.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
+export type { AttemptKeyRecord, E2eKeysPort, KeyWaitingAttempt, NodeEncryptionKeyRecord } from './store/e2e-keys.js';
 export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
 export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
@@ -34,7 +36,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

@@ -8,6 +8,7 @@ import { Fingerprint, Seal, SealedCancel } from './coordinator-identity.js';
 import { AttemptMetrics, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdvertisement } from './node.js';
+import { NodeEncryptionKey, WrappedKey } from './e2e-api.js';
 
 /** Most bytes of attestation evidence a registration may carry (base64 text): room for a GPU and a CPU TEE report with certificate chains. */
 export const MAX_ATTESTATION_EVIDENCE_CHARS = 256 * 1024;
@@ -34,6 +35,7 @@ export const RegisterRequest = z.object({
     .optional()
     .describe("A node enrollment token (gpux_enroll_…) of the provider: binds the node to that account, which is paid for its work and owns its stake. Required; it can do nothing but register nodes"),
   attestation: AttestationEvidence.optional().describe('Hardware TEE evidence for the attested tier; without a configured verifier it is ignored and the node stays open'),
+  encryptionKey: NodeEncryptionKey.optional().describe('Issue 13: the node\'s X25519 key, signed by its identity key; without one the node is not given encrypted jobs\' keys'),
 });
 export type RegisterRequest = z.input<typeof RegisterRequest>;
 export const RegisterResponse = z.object({
@@ -130,6 +132,7 @@ export const ResultReport = z.object({
   error: z.string().max(4096).nullable().default(null).describe('e.g. "timed out after 60 s", "executor failed: …"'),
   outputDigest: z.string().regex(/^[0-9a-f]{64}$/).describe('sha256 over the sorted "path\\0sha256\\n" lines of all outputs'),
   outputs: z.array(OutputFile).max(1000),
+  outputKey: WrappedKey.optional().describe('Encrypted jobs: the attempt\'s output key wrapped to spec.encryption.buyerKey (required there; must equal one announced at /output-key)'),
   metrics: AttemptMetrics,
   commitment: ResultCommitment.describe('What the node commits to for this attempt (commitment.ts); must match the route, this report and the job'),
   commitmentSignature: CommitmentSignature.describe("ed25519 signature of the node key over the commitment's canonical bytes"),

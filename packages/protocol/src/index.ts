@@ -18,3 +18,4 @@ export * from './transport-safety.js';
 export * from './coordinator-identity.js';
 export * from './blob-api.js';
 export * from './agent-blob-api.js';
+export * from './e2e-api.js';

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { utf8Length } from './utf8.js';
 import { Asset } from './money.js';
+import { EncryptedPayload, JobEncryption } from './e2e-api.js';
 
 /** Inline inputs: at most this many characters of content in all, in at most MAX_INPUT_FILES files. */
 export const MAX_INPUT_BYTES = 1024 * 1024;
@@ -75,6 +76,7 @@ export const BlobInputFile = z
     path: RelativePath,
     blob: InputSha256.describe('sha256 of a blob you hold in the blob store; the node downloads it and checks the digest'),
     size: z.number().int().min(0).max(MAX_INPUT_FILE_BYTES).describe('Its size in bytes (checked against the blob at submission)'),
+    encrypted: EncryptedPayload.optional().describe('Only in an encrypted job (encryption): the blob is ciphertext of a plaintext of this sha256 and size, which the node checks after decrypting'),
   })
   .strict();
 
@@ -172,6 +174,9 @@ export const JobSpec = z
       .strict()
       .optional()
       .describe('Issue 13: the job writes its state to /gpux/checkpoints; a retry on another node starts with the latest upload restored there'),
+    encryption: JobEncryption.optional().describe(
+      'Issue 13: an end-to-end encrypted job. Every input is a blob of ciphertext with `encrypted`; the node waits for its data key (released by your client, or pre-wrapped); outputs and logs come back encrypted to buyerKey. The command, args and env are NOT encrypted',
+    ),
     maxRetries: z.number().int().min(0).max(20).default(3),
     queueTimeoutSeconds: z
       .number()
@@ -242,6 +247,20 @@ export const JobSpec = z
     spec.inputs.forEach((f, i) => {
       if ('url' in f && spec.network !== true) {
         ctx.addIssue({ code: 'custom', path: ['inputs', i, 'url'], message: 'a URL input is fetched by the node over the job\'s network: set network: true, or upload the file as a blob (gpux blob put, or {path, file})' });
+      }
+    });
+    // Encrypted jobs (issue 13): the coordinator sees ciphertext blobs only; inline and URL inputs would be plaintext to it.
+    spec.inputs.forEach((f, i) => {
+      const encryptedBlob = 'blob' in f && f.encrypted !== undefined;
+      if (spec.encryption && !encryptedBlob) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['inputs', i],
+          message: `an encrypted job's inputs must be encrypted blobs ({path, blob, size, encrypted}), and ${f.path} is ${'content' in f ? 'inline' : 'url' in f ? 'a URL input' : 'a blob without `encrypted`'}: give it as {path, file} to \`gpux job submit --encrypt\`, which encrypts and uploads it`,
+        });
+      }
+      if (!spec.encryption && encryptedBlob) {
+        ctx.addIssue({ code: 'custom', path: ['inputs', i, 'encrypted'], message: `${f.path} says it is encrypted but the job has no encryption: submit with \`gpux job submit --encrypt\`` });
       }
     });
     const n = specBytesWithoutInputs(spec);

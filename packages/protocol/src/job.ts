@@ -5,6 +5,7 @@ import { ResultCommitment } from './commitment.js';
 import { JobSpec, RelativePath } from './job-spec.js';
 import { Amount, Asset } from './money.js';
 import { utf8Length } from './utf8.js';
+import { EncryptedPayload } from './e2e-api.js';
 
 export { utf8Length };
 
@@ -137,6 +138,9 @@ export const OutputFile = z.object({
     .boolean()
     .optional()
     .describe('Set by the coordinator (a node cannot claim it): the bytes are in the blob store, owned by the job\'s buyer — GET /v1/blobs/:sha256 (gpux job result --out)'),
+  encrypted: EncryptedPayload.optional().describe(
+    'Encrypted jobs (issue 13): size and sha256 above are of the ciphertext (what is stored); these are of the plaintext, which the result\'s outputDigest covers',
+  ),
 });
 export type OutputFile = z.infer<typeof OutputFile>;
 

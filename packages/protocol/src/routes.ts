@@ -9,6 +9,7 @@ import * as api from './api.js';
 import * as commitment from './commitment.js';
 import * as identity from './coordinator-identity.js';
 import * as market from './market-api.js';
+import * as e2e from './e2e-api.js';
 import * as node from './node.js';
 import * as verification from './verification.js';
 
@@ -36,6 +37,8 @@ export const ROUTES = {
   explainJob: r({ method: 'GET', path: '/v1/jobs/:id/explain', auth: 'buyer', summary: 'Why a pending job waits: nodes rejected per filter, queue position, what to change', response: api.ExplainJobResponse }),
   disputeJob: r({ method: 'POST', path: '/v1/jobs/:id/dispute', auth: 'buyer', summary: "Dispute an ended job's result within its dispute window: a bond is held and referee runs on independent operators decide (2 must agree)", body: verification.DisputeRequest, response: verification.DisputeResponse }),
   jobResult: r({ method: 'GET', path: '/v1/jobs/:id/result', auth: 'buyer', summary: 'Exit code and output files of the finished job', response: api.JobResultResponse }),
+  releaseKey: r({ method: 'POST', path: '/v1/jobs/:id/attempts/:attemptId/key', auth: 'buyer', summary: 'Encrypted jobs: release the input data key, wrapped to the node of an assigned attempt of the job or of one of its check runs', body: e2e.ReleaseKeyRequest, response: e2e.ReleaseKeyResponse }),
+  keyRequests: r({ method: 'GET', path: '/v1/jobs/:id/key-requests', auth: 'buyer', summary: "Encrypted jobs: attempts waiting for their data key (with each node's signed encryption key) and the output keys nodes announced", response: e2e.KeyRequestsResponse }),
   whoami: r({ method: 'GET', path: '/v1/whoami', auth: 'buyer', summary: 'The account behind the bearer token', response: api.WhoAmIResponse }),
   stats: r({ method: 'GET', path: '/v1/stats', auth: 'buyer', summary: 'Network totals: nodes, GPUs by class (free/busy), jobs by state, placement rate', response: api.StatsResponse }),
 
@@ -97,6 +100,8 @@ export const ROUTES = {
   createCheckpointUpload: r({ method: 'POST', path: '/v1/agent/attempts/:id/checkpoints', auth: 'node', summary: "Start uploading a checkpoint archive of the attempt; once complete it is the job's latest checkpoint", body: agentBlob.CreateCheckpointUploadRequest, response: agentBlob.AgentUploadResponse }),
   appendAgentUpload: r({ method: 'PUT', path: '/v1/agent/uploads/:id', auth: 'none', summary: 'Append a chunk to an output or checkpoint upload (header x-gpux-upload-token, Upload-Offset)', response: blob.BlobUploadResponse }),
   getAgentUpload: r({ method: 'GET', path: '/v1/agent/uploads/:id', auth: 'none', summary: 'Where an output or checkpoint upload stands (header x-gpux-upload-token)', response: blob.BlobUploadResponse }),
+  attemptKey: r({ method: 'GET', path: '/v1/agent/attempts/:id/key', auth: 'node', summary: "Encrypted jobs: the attempt's input data key, wrapped to this node's encryption key (404 NOT_FOUND until the buyer released it)", response: e2e.AttemptKeyResponse }),
+  attemptOutputKey: r({ method: 'POST', path: '/v1/agent/attempts/:id/output-key', auth: 'node', summary: "Encrypted jobs: announce the attempt's output key wrapped to the buyer, before any output or log", body: e2e.OutputKeyRequest, response: e2e.OutputKeyResponse }),
   attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
 } as const satisfies Record<string, RouteDef>;
 

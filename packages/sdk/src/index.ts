@@ -15,3 +15,17 @@ export {
   type UploadFileOptions,
 } from './blobs.js';
 export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';
+export {
+  createBuyerKeys,
+  downloadEncryptedOutputs,
+  encryptInputFile,
+  type JobDataKey,
+  keyRequestProblem,
+  loadBuyerKeys,
+  loadJobDataKey,
+  newDataKey,
+  type ReleaseReport,
+  releaseKeys,
+  saveJobDataKey,
+  serveKeys,
+} from './e2e.js';

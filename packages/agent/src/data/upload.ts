@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@gpux/core';
-import type { OutputFile } from '@gpux/protocol';
+import type { AgentUploadResponse, OutputFile } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient } from '../coordinator-client.js';
 import { sleep } from '../loop/backoff.js';
 import { DataPlaneError, isTransient } from './download.js';
@@ -55,8 +55,20 @@ export async function uploadOutputs(client: CoordinatorClient, attemptId: string
   return summary;
 }
 
-async function uploadOne(client: CoordinatorClient, attemptId: string, abs: string, f: OutputFile, opts: UploadOptions): Promise<void> {
-  const started = await retrying(() => client.createOutputUpload(attemptId, { path: f.path, sha256: f.sha256, size: f.size }, opts.signal), opts);
+function uploadOne(client: CoordinatorClient, attemptId: string, abs: string, f: OutputFile, opts: UploadOptions): Promise<void> {
+  return uploadFile(client, (signal) => client.createOutputUpload(attemptId, { path: f.path, sha256: f.sha256, size: f.size }, signal), abs, f.size, f.path, opts);
+}
+
+/** One file of `size` bytes at `abs`: `begin` opens its upload (an output or a checkpoint); then chunks, resumed after a cut. Throws on failure. */
+export async function uploadFile(
+  client: CoordinatorClient,
+  begin: (signal: AbortSignal) => Promise<AgentUploadResponse>,
+  abs: string,
+  size: number,
+  what: string,
+  opts: UploadOptions,
+): Promise<void> {
+  const started = await retrying(() => begin(opts.signal), opts);
   if (started.uploadToken === null || started.blob || started.uploadId === null) return; // already stored
   const { uploadId, uploadToken: token } = started;
   const chunk = Math.max(1, Math.min(opts.chunkBytes ?? started.chunkBytes, started.chunkBytes));
@@ -65,12 +77,12 @@ async function uploadOne(client: CoordinatorClient, attemptId: string, abs: stri
   for (;;) {
     const before = offset;
     try {
-      const length = Math.min(chunk, f.size - offset);
+      const length = Math.min(chunk, size - offset);
       const body = length > 0 ? createReadStream(abs, { start: offset, end: offset + length - 1, highWaterMark: 1 << 20 }) : emptyBody();
       const r = await client.appendUpload(uploadId, token, offset, length, body, opts.signal);
       offset = r.offset;
       if (r.blob) return;
-      if (offset <= before) throw new DataPlaneError(`the upload of ${f.path} made no progress at offset ${offset}`);
+      if (offset <= before) throw new DataPlaneError(`the upload of ${what} made no progress at offset ${offset}`);
       failures = 0;
     } catch (e) {
       const conflict = e instanceof CoordinatorApiError && e.status === 409;

@@ -7,7 +7,7 @@ export const GPU_VISIBILITY_VARS = ['CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVI
 
 export function jobEnv(
   req: ExecutionRequest,
-  dirs: { root: string; inputs: string; outputs: string },
+  dirs: { root: string; inputs: string; outputs: string; checkpoints?: string | undefined },
   hostEnv: Record<string, string | undefined> = process.env,
 ): Record<string, string> {
   const gpus = req.gpuIndices.join(',');
@@ -20,6 +20,8 @@ export function jobEnv(
     GPUX_OUTPUTS: dirs.outputs,
     GPUX_JOB_ID: req.jobId,
     GPUX_ATTEMPT_ID: req.attemptId,
+    // A job with `spec.checkpoint` keeps its state here (issue 13).
+    ...(dirs.checkpoints ? { GPUX_CHECKPOINTS: dirs.checkpoints } : {}),
   };
   // Empty string (not unset) for CPU-only attempts: CUDA and ROCm then see no device at all.
   for (const name of GPU_VISIBILITY_VARS) env[name] = gpus;

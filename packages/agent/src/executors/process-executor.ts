@@ -4,10 +4,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { type Clock, type Execution, type ExecutionOutcome, type ExecutionRequest, type Executor, GpuxError, type LogSink, type StopReason, systemClock } from '@gpux/core';
 import { outputRootDigest } from '@gpux/protocol';
 import { dataPlaneOf } from '../data/attempt-data.js';
+import { checkpointsOf } from '../data/checkpoints.js';
 import { DataPlaneError } from '../data/download.js';
 import { jobEnv } from './env.js';
 import { killGroup, terminateGroup } from './process-group.js';
-import { collectOutputs, DEFAULT_OUTPUT_LIMITS, type OutputLimits, prepareWorkDir, removeWorkDir, type WorkDir } from './work-dir.js';
+import { type CheckpointSetup, collectOutputs, DEFAULT_OUTPUT_LIMITS, type OutputLimits, prepareWorkDir, removeWorkDir, type WorkDir } from './work-dir.js';
+
+/** Files and dirs a checkpoint may hold on this executor (it has no disk quotas; the size bound is the outputs'). */
+const CHECKPOINT_MAX_ENTRIES = 100_000;
 
 export interface ProcessExecutorOptions {
   /** Must be true: this executor runs untrusted code on the host. */
@@ -49,13 +53,18 @@ export class ProcessExecutor implements Executor {
     const { clock } = this.opts;
     const startedAt = clock.now();
     let dir: WorkDir;
+    const checkpoint: CheckpointSetup | undefined = req.spec.checkpoint
+      ? { keeper: checkpointsOf(req), limits: { maxBytes: this.opts.limits.totalBytes, maxEntries: CHECKPOINT_MAX_ENTRIES } }
+      : undefined;
     try {
-      dir = await prepareWorkDir(this.opts.workRoot, req.attemptId, req.spec.inputs, dataPlaneOf(req));
+      dir = await prepareWorkDir(this.opts.workRoot, req.attemptId, req.spec.inputs, dataPlaneOf(req), checkpoint);
     } catch (e) {
       if (e instanceof DataPlaneError) return finished(failedOutcome(e.message, clock.now() - startedAt));
       return finished(failedOutcome(`executor failed: could not prepare the work dir: ${(e as Error).message}`, clock.now() - startedAt));
     }
-    return new ProcessRun(req, dir, log, this.opts, startedAt);
+    const run = new ProcessRun(req, dir, log, this.opts, startedAt);
+    if (checkpoint && dir.checkpoints && dir.checkpointArchive) checkpoint.keeper?.watch(dir.checkpoints, dir.checkpointArchive, checkpoint.limits);
+    return run;
   }
 }
 
@@ -145,6 +154,8 @@ class ProcessRun implements Execution {
     } catch (e) {
       outcome = failedOutcome(`executor failed: ${(e as Error).message}`, duration());
     }
+    // The state the program left (on exit, stop or timeout) is uploaded before the result is reported.
+    await checkpointsOf(this.req)?.finish();
     await removeWorkDir(this.dir).catch(() => {});
     this.resolveDone(outcome);
   }

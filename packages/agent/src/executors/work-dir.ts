@@ -5,6 +5,8 @@ import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { isInlineInput, type JobSpec, type OutputFile, OutputPath, outputRootDigest } from '@gpux/protocol';
 import type { AttemptDataPlane } from '../data/attempt-data.js';
+import type { ArchiveLimits } from '../data/checkpoint-archive.js';
+import type { AttemptCheckpoints } from '../data/checkpoints.js';
 import { DataPlaneError } from '../data/download.js';
 
 export interface OutputLimits {
@@ -29,18 +31,32 @@ export interface WorkDir {
   root: string;
   inputs: string;
   outputs: string;
+  /** A job with `spec.checkpoint` (issue 13): the dir it keeps its state in, and the temp file its archives go through (beside the work dir, out of the job's reach). */
+  checkpoints?: string;
+  checkpointArchive?: string;
+}
+
+/** For a job with `spec.checkpoint`: the keeper that restores and uploads (none: the dir only), and the bounds of the dir. */
+export interface CheckpointSetup {
+  keeper: AttemptCheckpoints | undefined;
+  limits: ArchiveLimits;
 }
 
 /**
  * Inline inputs are written from the spec; blob and URL inputs are streamed in through the attempt's data plane
  * (issue 13). Throws DataPlaneError when an input cannot be had (the attempt fails with its message).
  */
-export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs'], dataPlane?: AttemptDataPlane): Promise<WorkDir> {
+export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs'], dataPlane?: AttemptDataPlane, checkpoint?: CheckpointSetup): Promise<WorkDir> {
   const safe = attemptId.replace(/[^A-Za-z0-9._-]/g, '_');
   const root = join(parent, `${safe}-${randomBytes(4).toString('hex')}`);
-  const dir = { root, inputs: join(root, 'inputs'), outputs: join(root, 'outputs') };
+  const dir: WorkDir = { root, inputs: join(root, 'inputs'), outputs: join(root, 'outputs') };
   await mkdir(dir.inputs, { recursive: true, mode: 0o700 });
   await mkdir(dir.outputs, { recursive: true, mode: 0o700 });
+  if (checkpoint) {
+    dir.checkpoints = join(root, 'checkpoints');
+    dir.checkpointArchive = `${root}.checkpoint.tar`;
+    await mkdir(dir.checkpoints, { mode: 0o700 });
+  }
   try {
     for (const file of inputs) {
       const target = resolve(dir.inputs, file.path);
@@ -51,6 +67,8 @@ export async function prepareWorkDir(parent: string, attemptId: string, inputs: 
       else if (dataPlane) await dataPlane.fetchInput(file, target);
       else throw new DataPlaneError(`input ${JSON.stringify(file.path)}: this executor cannot fetch blob or URL inputs`);
     }
+    // The job starts from the latest checkpoint of its earlier attempts; a restore that fails fails the attempt.
+    if (checkpoint?.keeper && dir.checkpoints && dir.checkpointArchive) await checkpoint.keeper.restore(dir.checkpoints, dir.checkpointArchive, checkpoint.limits);
   } catch (e) {
     // The caller never sees the dir: remove it here (gigabytes of inputs may be in it).
     await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
@@ -61,6 +79,7 @@ export async function prepareWorkDir(parent: string, attemptId: string, inputs: 
 
 export async function removeWorkDir(dir: WorkDir): Promise<void> {
   await rm(dir.root, { recursive: true, force: true, maxRetries: 3 });
+  if (dir.checkpointArchive) await rm(dir.checkpointArchive, { force: true });
 }
 
 export interface CollectedOutputs {

@@ -3,6 +3,7 @@ import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, Stop
 import { type Assignment, buildCommitment, type ResultReport, type Seal } from '@gpux/protocol';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { attemptDataPlane, type DataPlaneRequest } from '../data/attempt-data.js';
+import { type CheckpointRequest, CheckpointKeeper } from '../data/checkpoints.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
 import { withGangEnv } from './gang-env.js';
@@ -28,8 +29,11 @@ export interface AttemptContext {
   allowNetwork?: boolean;
   /** Fetch for URL inputs. Default the global fetch. */
   urlFetch?: typeof fetch;
-  /** Data-plane transfers: first wait after a failure (doubles) and the largest upload chunk. Defaults: 500 ms, the server's. */
-  transfer?: { retryDelayMs?: number; chunkBytes?: number };
+  /**
+   * Data-plane transfers: first wait after a failure (doubles) and the largest upload chunk. Defaults: 500 ms, the
+   * server's. checkpointEveryMs: tests only, instead of the spec's checkpoint.everySeconds.
+   */
+  transfer?: { retryDelayMs?: number; chunkBytes?: number; checkpointEveryMs?: number };
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
@@ -99,17 +103,31 @@ export class AttemptRunner {
     try {
       const { jobId, gpuIndices } = this.assignment;
       const spec = withGangEnv(this.assignment.spec, this.assignment.gang);
+      const { checkpointEveryMs, ...transfer } = this.ctx.transfer ?? {};
       const dataPlane = attemptDataPlane({
         client: this.ctx.client,
         attemptId,
         jobNetwork: spec.network === true,
         nodeAllowsNetwork: this.ctx.allowNetwork === true,
         ...(this.ctx.urlFetch ? { urlFetch: this.ctx.urlFetch } : {}),
-        ...this.ctx.transfer,
+        ...transfer,
         signal: this.transfers.signal,
         logger: this.log,
       });
-      const req: DataPlaneRequest = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices), dataPlane };
+      const req: DataPlaneRequest & CheckpointRequest = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices), dataPlane };
+      if (spec.checkpoint) {
+        req.checkpoints = new CheckpointKeeper({
+          client: this.ctx.client,
+          attemptId,
+          from: this.assignment.checkpoint,
+          everyMs: checkpointEveryMs ?? spec.checkpoint.everySeconds * 1000,
+          clock: this.ctx.clock,
+          signal: this.transfers.signal,
+          giveUpAt: () => this.ctx.giveUpAt(),
+          logger: this.log,
+          ...transfer,
+        });
+      }
       this.execution = await this.ctx.executor.start(
         req,
         (s, d) => shipper.push(s, d),

@@ -6,8 +6,10 @@ import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js
 import { summarizeJob, writeLogEntry } from '../job-format.js';
 import { formatBytes, formatDuration, toJson } from '../output.js';
 import { type LocalInput, loadSpecWithFiles } from '../spec-file.js';
+import { encryptSpec, keepDataKey, serveWhileWaiting } from './keys.js';
 
 interface SubmitFlags {
+  encrypt?: boolean;
   wait?: boolean;
   follow?: boolean;
   idempotencyKey?: string;
@@ -62,19 +64,24 @@ export function registerSubmit(job: Command, io: Io): void {
     .argument('<file>', 'the spec file, or - to read it from stdin')
     .option('--wait', 'wait for the job to finish; exit 0 only if it succeeded')
     .option('-f, --follow', 'stream the job logs until it finishes (implies --wait)')
-    .option('--idempotency-key <key>', 'retry-safe key: a resubmission with the same key returns the first job');
+    .option('--idempotency-key <key>', 'retry-safe key: a resubmission with the same key returns the first job')
+    .option('--encrypt', 'end-to-end encrypt the {path, file} inputs to the assigned nodes (needs `gpux keys create`); same as `encrypted: true` in the file');
   jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
     const loaded = await loadSpecWithFiles(file);
     const client = clientFor(io, flags, 'buyer');
-    const spec = loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, flags.json === true) : loaded.spec;
+    const e2e = flags.encrypt === true || loaded.encrypted === true ? await encryptSpec(io, client, loaded.spec, loaded.localInputs, flags.json === true) : null;
+    const spec = e2e ? e2e.spec : loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, flags.json === true) : loaded.spec;
     const res = await client.submitJob(spec, flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {});
+    // Kept before anything else: without it nobody can release the job's key (issue 13).
+    if (e2e && res.created) await keepDataKey(io, res.job.id, e2e.dataKey, e2e.specDigest);
     if (!flags.wait && !flags.follow) {
       if (flags.json) io.out.write(toJson(res));
       else io.out.write(res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}\n` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}\n`);
       return;
     }
     if (!flags.json) io.err.write(res.created ? `submitted job ${res.job.id} (${res.job.name})\n` : `job ${res.job.id} was already submitted with this idempotency key\n`);
-    const final = await watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true });
+    const stopServing = e2e && res.created ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : null;
+    const final = await watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true }).finally(() => stopServing?.());
     if (flags.json) io.out.write(toJson({ job: final, created: res.created }));
     else io.out.write(`${summarizeJob(final)}\n`);
     if (final.state !== 'succeeded') io.exitCode = 1;

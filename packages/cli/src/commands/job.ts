@@ -1,6 +1,6 @@
 /** `gpux job …`: submit, list, get, logs, result, verify, dispute, cancel, bill. */
 import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
-import { blobsOf } from '@gpux/sdk';
+import { blobsOf, downloadEncryptedOutputs, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
@@ -10,6 +10,8 @@ import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, t
 import { registerDispute } from './job-dispute.js';
 import { registerExplain } from './job-explain.js';
 import { registerSubmit } from './job-submit.js';
+import { registerJobKeys } from './keys.js';
+import { gpuxHome } from '../profile.js';
 import { registerVerify } from './job-verify.js';
 import { money, signedMoney } from '../money-format.js';
 
@@ -22,6 +24,7 @@ interface Flags {
 export function registerJob(program: Command, io: Io): void {
   const job = program.command('job').description('submit and inspect jobs (buyer token)');
   registerSubmit(job, io);
+  registerJobKeys(job, io);
 
   jsonOption(
     connectionOptions(
@@ -89,6 +92,13 @@ export function registerJob(program: Command, io: Io): void {
   ).action(async (id: string, flags: Flags & { out?: string }) => {
     const client = clientFor(io, flags, 'buyer');
     const res = await client.jobResult(id);
+    // An encrypted job's outputs are ciphertext: decrypted with your key, each plaintext digest checked (issue 13).
+    if (flags.out && res.outputs.some((o) => o.encrypted)) {
+      const got = await downloadEncryptedOutputs(client, id, flags.out, await loadBuyerKeys(gpuxHome(io.env)));
+      io.out.write(flags.json ? toJson({ ...res, written: got.written, skipped: got.missing }) : `decrypted ${got.written.length} file(s) into ${flags.out}\n`);
+      if (got.missing.length) io.err.write(`not written (the node could not upload them): ${got.missing.join(', ')}\n`);
+      return;
+    }
     if (!verifyOutputDigest(res.outputs, res.outputDigest)) {
       throw new CliError(`the output list of job ${id} does not match its output digest ${res.outputDigest}`);
     }

@@ -12,7 +12,7 @@ export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'register', async ({ nodeId, body, req, reply }) => {
     const legacyProviderToken = typeof req.body === 'object' && req.body !== null && 'providerToken' in req.body;
     try {
-      return await register(rt, { nodeId, publicKey: body.publicKey, advertisement: body.advertisement, enrollmentToken: body.enrollmentToken, legacyProviderToken });
+      return await register(rt, { nodeId, publicKey: body.publicKey, advertisement: body.advertisement, enrollmentToken: body.enrollmentToken, encryptionKey: body.encryptionKey, legacyProviderToken });
     } catch (err) {
       if (err instanceof RegisterRateLimited) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
       throw err;

@@ -8,6 +8,7 @@
 import { attemptEnded, type Runtime } from '../runtime.js';
 import { PeriodicPass } from './periodic.js';
 import { expireQueuedJobs } from '../services/queue-timeouts.js';
+import { expireKeyWaits } from '../services/e2e-keys.js';
 
 const EXPIRE_BATCH = 1000;
 
@@ -46,5 +47,6 @@ export class ExpiryLoop extends PeriodicPass {
       if (lost.length < EXPIRE_BATCH) break;
     }
     await expireQueuedJobs(this.rt, now);
+    await expireKeyWaits(this.rt, now);
   }
 }

@@ -20,6 +20,7 @@ import { attemptEnded, type Runtime } from '../runtime.js';
 const MAX_CANCELS = 1024;
 import { heartbeatChallenge } from './challenges.js';
 import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
+import { checkResultEncryption } from './e2e-keys.js';
 
 /**
  * Cancels for attempts the agent lists but that are not active here are sealed too (50 µs each): at most this
@@ -149,11 +150,8 @@ async function markBlobOutputs(rt: Runtime, a: AttemptRecord, outputs: readonly 
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */
 export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
-  if (outputRootDigest(r.outputs) !== r.outputDigest) {
-    throw new GpuxError('REQUEST_INVALID', 'outputDigest does not match the outputs (sha256 over sorted "path\\0sha256\\n" lines)', {
-      problems: [{ path: 'outputDigest', message: 'does not match outputs' }],
-    });
-  }
+  // outputDigest (over plaintext digests of encrypted outputs), and the output key of an encrypted job (issue 13).
+  await checkResultEncryption(rt, a, r);
   checkInlineOutputs(r.outputs);
   const commitment = await checkCommitment(rt, nodeId, a, r);
   const outputs = await markBlobOutputs(rt, a, r.outputs);

@@ -5,12 +5,13 @@
  * GPU uuid that another provider's node holds). Then the node enters the capacity index with its asks.
  */
 import { GpuxError } from '@gpux/core';
-import { type NodeAdvertisement, type RegisterResponse, SEAL_TTL_MS } from '@gpux/protocol';
+import { type NodeAdvertisement, type NodeEncryptionKey, type RegisterResponse, SEAL_TTL_MS } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 import { adProblems } from './advertisement-check.js';
 import { afterRegister } from './challenges.js';
 import { applyNodeAsks } from './market.js';
+import { checkNodeEncryptionKey, storeNodeEncryptionKey } from './e2e-keys.js';
 import { RegisterRate } from './register-rate.js';
 
 const HOW = 'create one with `gpux enrollment create` (or POST /v1/enrollments) and start the agent with --enrollment-token';
@@ -31,6 +32,8 @@ export interface RegisterInput {
   publicKey: string;
   advertisement: NodeAdvertisement;
   enrollmentToken?: string | undefined;
+  /** Issue 13: the node's X25519 key, signed by its identity key. */
+  encryptionKey?: NodeEncryptionKey | undefined;
   /** The body had the old `providerToken` field: the refusal says what replaced it. */
   legacyProviderToken?: boolean;
 }
@@ -66,6 +69,7 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
       waitMs,
     );
   }
+  checkNodeEncryptionKey(input.encryptionKey, publicKey);
   const problems = adProblems(advertisement);
   if (problems.length > 0) {
     throw new GpuxError('REQUEST_INVALID', `the advertisement is inconsistent: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
@@ -81,6 +85,7 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
     providerId: enrollment.accountId,
     enrollment: { id: enrollment.id, maxProviderNodes: rt.config.maxNodesPerProvider },
   });
+  await storeNodeEncryptionKey(rt, nodeId, input.encryptionKey);
   rt.nodeKeys.remember(nodeId, publicKey);
   rt.index.upsertNode(node);
   applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);

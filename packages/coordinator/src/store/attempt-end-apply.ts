@@ -54,8 +54,8 @@ export async function applyAttemptEndIn(
     .where('id', '=', a.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  const outputRows = (q.outputs ?? []).map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null, blob: f.blob ? 1 : 0 }));
-  for (const batch of chunks(outputRows, 5, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
+  const outputRows = (q.outputs ?? []).map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null, blob: f.blob ? 1 : 0, plain_sha256: f.encrypted?.sha256 ?? null, plain_size: f.encrypted?.size ?? null }));
+  for (const batch of chunks(outputRows, 8, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
   for (const stop of plan.siblings) await stopSiblingIn(trx, stop, q.now);
   for (const t of plan.transfers) await postTransferIn(trx, t);
   await writeFeeCarriesIn(trx, plan.carries);

@@ -10,6 +10,7 @@ import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type
 import * as fair from './fair-claim.js';
 import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
 import * as jobBlobs from './job-blobs.js';
+import * as e2eKeys from './e2e-keys.js';
 import * as jobs from './jobs.js';
 import * as logs from './logs.js';
 import * as tokens from './tokens.js';
@@ -174,5 +175,12 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     latestCheckpoints: (jobIds) => jobBlobs.latestCheckpoints(ctx, jobIds),
     grantBlobHolds: (ownerId, list, now) => jobBlobs.grantBlobHolds(ctx, ownerId, list, now),
     referencedBlobHolds: (holds, now, policy) => jobBlobs.referencedBlobHolds(ctx, holds, now, policy),
+    setNodeEncryptionKey: (k) => e2eKeys.setNodeEncryptionKey(ctx, k),
+    nodeEncryptionKeys: (ids) => e2eKeys.nodeEncryptionKeys(ctx, ids),
+    releaseDataKey: (q) => e2eKeys.releaseDataKey(ctx, q),
+    setOutputKey: (q) => e2eKeys.setOutputKey(ctx, q),
+    attemptKeys: (ids) => e2eKeys.attemptKeys(ctx, ids),
+    attemptKeysOfJobs: (ids) => e2eKeys.attemptKeysOfJobs(ctx, ids),
+    keyWaitingAttempts: (before, limit) => e2eKeys.keyWaitingAttempts(ctx, before, limit),
   };
 }

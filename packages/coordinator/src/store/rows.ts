@@ -257,5 +257,6 @@ export function outputFromRow(r: Selectable<OutputsTable>): OutputFile {
   const f: OutputFile = { path: r.path, size: Number(r.size), sha256: r.sha256 };
   if (r.content !== null) f.content = r.content;
   if (r.blob) f.blob = true;
+  if (r.plain_sha256 != null && r.plain_size != null) f.encrypted = { sha256: r.plain_sha256, size: Number(r.plain_size) };
   return f;
 }

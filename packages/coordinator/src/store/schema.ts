@@ -2,6 +2,7 @@
 import type { Generated } from 'kysely';
 import type { BlobsTable, BlobUploadsTable } from './blob-schema.js';
 import type { AgentUploadsTable, JobBlobsTable } from './job-blob-schema.js';
+import type { AttemptKeysTable, NodeEncryptionKeysTable } from './e2e-key-schema.js';
 
 export interface TokensTable {
   id: string;
@@ -141,6 +142,8 @@ export interface OutputsTable {
   sha256: string;
   content: string | null; // base64
   blob?: number; // 0017: 0/1, the bytes are in the blob store (set by the coordinator)
+  plain_sha256?: string | null; // 0018: an encrypted output's plaintext digest
+  plain_size?: number | null; // 0018
 }
 
 export interface LogsTable {
@@ -454,5 +457,7 @@ export interface Database {
   blob_uploads: BlobUploadsTable; // 0016
   job_blobs: JobBlobsTable; // 0017
   agent_uploads: AgentUploadsTable; // 0017
+  node_encryption_keys: NodeEncryptionKeysTable; // 0018
+  attempt_keys: AttemptKeysTable; // 0018
   gpux_migrations: MigrationsTable;
 }

@@ -5,7 +5,7 @@ import type { GpuHostConfig } from './gpu-devices.js';
 import { containerName, managedLabels } from './labels.js';
 
 /** Where the attempt's dirs appear inside the container. */
-export const CONTAINER_DIRS = { inputs: '/gpux/inputs', outputs: '/gpux/outputs', scratch: '/gpux/scratch' } as const;
+export const CONTAINER_DIRS = { inputs: '/gpux/inputs', outputs: '/gpux/outputs', scratch: '/gpux/scratch', checkpoints: '/gpux/checkpoints' } as const;
 
 export interface ContainerPlan {
   req: ExecutionRequest;
@@ -13,8 +13,8 @@ export interface ContainerPlan {
   imageId: string;
   nodeId: string;
   nameSuffix: string;
-  /** Host paths bind-mounted at CONTAINER_DIRS. */
-  dirs: { inputs: string; outputs: string; scratch: string };
+  /** Host paths bind-mounted at CONTAINER_DIRS (checkpoints: only for a job with `spec.checkpoint`). */
+  dirs: { inputs: string; outputs: string; scratch: string; checkpoints?: string | undefined };
   gpu: GpuHostConfig;
   gpuEnv: Record<string, string>;
   /** "uid:gid"; numeric, so it works whether or not the image's /etc/passwd knows it. */
@@ -59,7 +59,7 @@ export function containerLimits(plan: Pick<ContainerPlan, 'req' | 'hostCpus' | '
   };
 }
 
-export function containerEnv(plan: Pick<ContainerPlan, 'req' | 'gpuEnv'>): Record<string, string> {
+export function containerEnv(plan: Pick<ContainerPlan, 'req' | 'gpuEnv' | 'dirs'>): Record<string, string> {
   const { req } = plan;
   return {
     HOME: CONTAINER_DIRS.scratch,
@@ -69,6 +69,7 @@ export function containerEnv(plan: Pick<ContainerPlan, 'req' | 'gpuEnv'>): Recor
     GPUX_SCRATCH: CONTAINER_DIRS.scratch,
     GPUX_JOB_ID: req.jobId,
     GPUX_ATTEMPT_ID: req.attemptId,
+    ...(plan.dirs.checkpoints ? { GPUX_CHECKPOINTS: CONTAINER_DIRS.checkpoints } : {}),
     ...plan.gpuEnv,
   };
 }
@@ -89,6 +90,7 @@ export function buildContainerConfig(plan: ContainerPlan): Docker.ContainerCreat
       { Type: 'bind', Source: plan.dirs.inputs, Target: CONTAINER_DIRS.inputs, ReadOnly: true },
       { Type: 'bind', Source: plan.dirs.outputs, Target: CONTAINER_DIRS.outputs, ReadOnly: false },
       { Type: 'bind', Source: plan.dirs.scratch, Target: CONTAINER_DIRS.scratch, ReadOnly: false },
+      ...(plan.dirs.checkpoints ? [{ Type: 'bind' as const, Source: plan.dirs.checkpoints, Target: CONTAINER_DIRS.checkpoints, ReadOnly: false }] : []),
     ],
     LogConfig: { Type: 'json-file', Config: { 'max-size': `${Math.max(1, Math.ceil(plan.logFileBytes / 1024))}k`, 'max-file': '1' } },
     RestartPolicy: { Name: 'no' },

@@ -1,13 +1,14 @@
 /** One attempt in one container: image (policy), work dir, create, attach, start, timeout, disk quotas, wait, inspect (OOM), outputs, removal. */
-import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventSink, Execution, ExecutionOutcome, ExecutionRequest, LogSink, StopReason } from '@gpux/core';
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
 import { dataPlaneOf } from '../../data/attempt-data.js';
+import { checkpointsOf } from '../../data/checkpoints.js';
 import { DataPlaneError } from '../../data/download.js';
-import { collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
+import { type CheckpointSetup, collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
 import { buildContainerConfig } from './container-config.js';
 import { checkQuotas, DiskQuotaWatcher, formatBytes, type QuotaTree } from './disk-quota.js';
 import { StreamDemuxer } from './demux.js';
@@ -95,7 +96,11 @@ export class DockerRun implements Execution {
         return failedOutcome(`image not allowed: ${resolved.reason}`, this.duration());
       }
 
-      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs, dataPlaneOf(this.req));
+      // A checkpoint is bounded like the outputs (the same quota, watched while the container runs).
+      const checkpoint: CheckpointSetup | undefined = this.req.spec.checkpoint
+        ? { keeper: checkpointsOf(this.req), limits: { maxBytes: this.o.limits.totalBytes, maxEntries: this.o.outputsMaxEntries } }
+        : undefined;
+      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs, dataPlaneOf(this.req), checkpoint);
       if (this.stopReason) return this.cancelled();
       const scratch = join(dir.root, 'scratch');
       await mkdir(scratch, { mode: 0o700 });
@@ -105,7 +110,7 @@ export class DockerRun implements Execution {
         imageId: image.id,
         nodeId: this.o.nodeId,
         nameSuffix: Math.floor(Math.random() * 0xffffff).toString(16),
-        dirs: { inputs: dir.inputs, outputs: dir.outputs, scratch },
+        dirs: { inputs: dir.inputs, outputs: dir.outputs, scratch, checkpoints: dir.checkpoints },
         gpu: this.o.gpuHostConfig(this.assigned),
         gpuEnv: containerGpuEnv(this.assigned),
         user: this.o.user,
@@ -133,6 +138,7 @@ export class DockerRun implements Execution {
         return failedOutcome(`cannot run "${this.req.spec.command[0]}": ${startFailure(e)}`, this.duration());
       }
       if (this.stopReason) void this.kill();
+      if (checkpoint && dir.checkpoints && dir.checkpointArchive) checkpoint.keeper?.watch(dir.checkpoints, dir.checkpointArchive, checkpoint.limits);
       this.quotaWatcher = new DiskQuotaWatcher(quotas, this.o.quotaCheckMs, (error) => this.overQuota(error));
       this.quotaWatcher.start();
       // The job's time limit counts from the attempt's start, image pull included: the coordinator bills and
@@ -162,6 +168,8 @@ export class DockerRun implements Execution {
       clearTimeout(timer);
       this.exited = true;
       await this.quotaWatcher?.stop();
+      // The state the job left (on exit, stop or timeout) is uploaded before the result is reported.
+      await checkpointsOf(this.req)?.finish();
       await this.cleanup(dir);
     }
   }
@@ -217,10 +225,14 @@ export class DockerRun implements Execution {
   }
 
   private quotaTrees(dir: WorkDir, scratch: string): QuotaTree[] {
-    return [
+    const trees: QuotaTree[] = [
       { name: 'outputs', path: dir.outputs, maxBytes: this.o.limits.totalBytes, maxEntries: this.o.outputsMaxEntries, option: 'GPUX_NODE_MAX_OUTPUT_BYTES' },
       { name: 'scratch', path: scratch, maxBytes: this.o.scratchBytes, maxEntries: this.o.scratchMaxEntries, option: 'GPUX_NODE_MAX_SCRATCH_BYTES' },
     ];
+    if (dir.checkpoints) {
+      trees.push({ name: 'checkpoints', path: dir.checkpoints, maxBytes: this.o.limits.totalBytes, maxEntries: this.o.outputsMaxEntries, option: 'GPUX_NODE_MAX_OUTPUT_BYTES' });
+    }
+    return trees;
   }
 
   /** Past a quota: SIGKILL at once (a grace period would let the job write on). */
@@ -263,6 +275,16 @@ async function openTo(dir: WorkDir, scratch: string): Promise<void> {
   await chmod(dir.outputs, 0o777);
   await chmod(scratch, 0o777);
   await openTree(dir.inputs);
+  // The restored checkpoint is the agent's: the job must be able to rewrite it in place.
+  if (dir.checkpoints) await openWritable(dir.checkpoints);
+}
+
+async function openWritable(path: string): Promise<void> {
+  const st = await lstat(path);
+  if (st.isDirectory()) {
+    await chmod(path, 0o777);
+    for (const name of await readdir(path)) await openWritable(join(path, name));
+  } else if (st.isFile()) await chmod(path, (st.mode & 0o111) | 0o666);
 }
 
 async function openTree(path: string): Promise<void> {
