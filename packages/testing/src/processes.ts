@@ -3,6 +3,20 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * Coordinator timing for tests with processes: leases short enough to see a lost node within seconds, long enough
+ * that a loaded 2-core CI machine does not miss them (spurious losses requeue jobs with growing backoff and could
+ * auto-cordon healthy nodes).
+ */
+export const FAST_TIMING_ENV = {
+  GPUX_HEARTBEAT_MS: '500',
+  GPUX_LEASE_TTL_MS: '4000',
+  GPUX_NODE_OFFLINE_AFTER_MS: '4000',
+  GPUX_RETRY_BASE_BACKOFF_MS: '200',
+  GPUX_SCHEDULE_PASS_MS: '100',
+  GPUX_EXPIRY_PASS_MS: '200',
+} as const;
+
 export const GPUX_BIN = fileURLToPath(new URL('../../cli/bin/gpux.js', import.meta.url));
 
 export interface GpuxProcess {

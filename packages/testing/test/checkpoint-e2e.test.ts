@@ -14,21 +14,16 @@ import { describe, test } from 'node:test';
 import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { blobsOf, GpuxClient } from '@gpux/sdk';
-import { freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const EVERY_SECONDS = 10;
 const TARGET = 40;
 const KILL_AT = 15;
 const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
-// Short leases like e2e-network.test.ts, so the first node's loss is noticed in seconds.
+// Short leases, so the first node's loss is noticed in seconds.
 const env = {
-  GPUX_HEARTBEAT_MS: '500',
-  GPUX_LEASE_TTL_MS: '4000',
-  GPUX_NODE_OFFLINE_AFTER_MS: '4000',
-  GPUX_RETRY_BASE_BACKOFF_MS: '200',
-  GPUX_SCHEDULE_PASS_MS: '100',
-  GPUX_EXPIRY_PASS_MS: '200',
+  ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'info',
   GPUX_MARKET: 'off',
 };

@@ -17,16 +17,12 @@ import { issueEnrollment, issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
 import { randomBytes } from 'node:crypto';
-import { freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
 const env = {
-  GPUX_HEARTBEAT_MS: '500',
-  GPUX_LEASE_TTL_MS: '4000',
-  GPUX_NODE_OFFLINE_AFTER_MS: '4000',
-  GPUX_RETRY_BASE_BACKOFF_MS: '200',
-  GPUX_SCHEDULE_PASS_MS: '100',
+  ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'info',
   GPUX_MARKET: 'off',
 };

@@ -22,20 +22,13 @@ import { tlsFetch } from '@gpux/protocol/tls-fetch';
 import { certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
-import { freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const JOBS = 30;
 const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
-// Short enough to see losses quickly, long enough that a loaded 2-core CI machine does not miss leases
-// (spurious losses would requeue jobs with growing backoff and could auto-cordon healthy nodes).
 const fastTiming = {
-  GPUX_HEARTBEAT_MS: '500',
-  GPUX_LEASE_TTL_MS: '4000',
-  GPUX_NODE_OFFLINE_AFTER_MS: '4000',
-  GPUX_RETRY_BASE_BACKOFF_MS: '200',
-  GPUX_SCHEDULE_PASS_MS: '100',
-  GPUX_EXPIRY_PASS_MS: '200',
+  ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'warn',
   // The market runs fast too: the index moves every 2 s and running attempts settle every second.
   GPUX_MARKET_EPOCH_MS: '2000',

@@ -1,20 +1,13 @@
-/**
- * The node data plane's routes (issue 13): signed reads of an attempt's blob inputs and checkpoint, signed
- * opening of output and checkpoint uploads, and token-authenticated chunks (in their own scope, where
- * application/octet-stream bodies reach the handler as the raw stream, and where a bad token counts as a failed
- * authentication of the caller's address like any other credential).
- */
-import { Readable } from 'node:stream';
+
 import { GpuxError } from '@gpux/core';
 import { OUTPUT_UPLOAD_TOKEN_HEADER, UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { AgentBlobService } from '../services/agent-blobs.js';
-import type { BlobDownload, BlobService } from '../services/blobs.js';
+import type { BlobService } from '../services/blobs.js';
 import { authLimitHooks } from './auth-limit.js';
-import { errorBody } from './errors.js';
 import { mountRoute } from './route-kit.js';
-import { declaredLength, noBytes, OCTETS, offsetHeader } from './routes-blobs.js';
+import { declaredLength, noBytes, OCTETS, offsetHeader, sendBlob } from './routes-blobs.js';
 
 function rangeOf(req: FastifyRequest): string | undefined {
   return typeof req.headers.range === 'string' ? req.headers.range : undefined;
@@ -25,29 +18,15 @@ function tokenOf(req: FastifyRequest): string | undefined {
   return typeof raw === 'string' && raw.length <= 256 ? raw : undefined;
 }
 
-/** The bytes (200, or 206 for a Range), or 416 with the size. */
-function send(reply: FastifyReply, d: BlobDownload | { unsatisfiable: true; size: number }, sha256: string, range: string | undefined) {
-  reply.header('accept-ranges', 'bytes');
-  if ('unsatisfiable' in d) {
-    reply.code(416).header('content-range', `bytes */${d.size}`);
-    return errorBody(new GpuxError('REQUEST_INVALID', `the range ${range} is outside the blob's ${d.size} bytes`));
-  }
-  reply.raw.once('close', d.done);
-  const length = d.range ? d.range.end - d.range.start : d.size;
-  reply.code(d.status).type(OCTETS).header('content-length', String(length)).header('etag', `"${sha256}"`).header('cache-control', 'private, no-store');
-  if (d.range) reply.header('content-range', `bytes ${d.range.start}-${d.range.end - 1}/${d.size}`);
-  return d.stream instanceof Readable ? d.stream : Readable.from(d.stream);
-}
-
 export function mountAgentBlobRoutes(app: FastifyInstance, rt: Runtime, blobs: BlobService): AgentBlobService {
   const service = new AgentBlobService(rt, blobs);
   mountRoute(app, rt, 'attemptInput', async ({ nodeId, id, req, reply }) => {
     const sha256 = (req.params as { sha256?: string }).sha256 ?? '';
-    return send(reply, await service.input(nodeId, id, sha256, rangeOf(req)), sha256, rangeOf(req));
+    return sendBlob(reply, await service.input(nodeId, id, sha256, rangeOf(req)), sha256, rangeOf(req));
   });
   mountRoute(app, rt, 'attemptCheckpoint', async ({ nodeId, id, req, reply }) => {
     const d = await service.checkpoint(nodeId, id, rangeOf(req));
-    return send(reply, d, 'checkpoint', rangeOf(req));
+    return sendBlob(reply, d, 'checkpoint', rangeOf(req));
   });
   mountRoute(app, rt, 'createOutputUpload', ({ nodeId, id, body }) => service.begin(nodeId, id, 'output', body));
   mountRoute(app, rt, 'createCheckpointUpload', ({ nodeId, id, body }) => service.begin(nodeId, id, 'checkpoint', body));

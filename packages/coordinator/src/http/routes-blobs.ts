@@ -6,11 +6,11 @@
 import { Readable } from 'node:stream';
 import { GpuxError } from '@gpux/core';
 import { UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlobGcLoop } from '../loops/blob-gc.js';
 import type { Runtime } from '../runtime.js';
 import { RegisterRateLimited } from '../services/register.js';
-import { BlobService } from '../services/blobs.js';
+import { type BlobDownload, BlobService } from '../services/blobs.js';
 import { errorBody } from './errors.js';
 import { mountRoute } from './route-kit.js';
 
@@ -39,6 +39,20 @@ async function withRetryAfter<T>(reply: { header(k: string, v: string): unknown 
     if (err instanceof RegisterRateLimited) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
     throw err;
   }
+}
+
+/** The bytes (200, or 206 for a Range), or 416 with the size. */
+export function sendBlob(reply: FastifyReply, d: BlobDownload | { unsatisfiable: true; size: number }, sha256: string, range: string | undefined) {
+  reply.header('accept-ranges', 'bytes');
+  if ('unsatisfiable' in d) {
+    reply.code(416).header('content-range', `bytes */${d.size}`);
+    return errorBody(new GpuxError('REQUEST_INVALID', `the range ${range} is outside the blob's ${d.size} bytes`));
+  }
+  reply.raw.once('close', d.done);
+  const length = d.range ? d.range.end - d.range.start : d.size;
+  reply.code(d.status).type(OCTETS).header('content-length', String(length)).header('etag', `"${sha256}"`).header('cache-control', 'private, no-store');
+  if (d.range) reply.header('content-range', `bytes ${d.range.start}-${d.range.end - 1}/${d.size}`);
+  return d.stream instanceof Readable ? d.stream : Readable.from(d.stream);
 }
 
 export function mountBlobRoutes(app: FastifyInstance, rt: Runtime, service = new BlobService(rt)): BlobService {
@@ -75,16 +89,7 @@ export function mountBlobRoutes(app: FastifyInstance, rt: Runtime, service = new
     mountRoute(scope, rt, 'downloadBlob', async ({ principal, id, req, reply }) => {
       const range = typeof req.headers.range === 'string' ? req.headers.range : undefined;
       const d = await service.download(principal, id, range);
-      reply.header('accept-ranges', 'bytes');
-      if ('unsatisfiable' in d) {
-        reply.code(416).header('content-range', `bytes */${d.size}`);
-        return errorBody(new GpuxError('REQUEST_INVALID', `the range ${range} is outside the blob's ${d.size} bytes`));
-      }
-      reply.raw.once('close', d.done);
-      const length = d.range ? d.range.end - d.range.start : d.size;
-      reply.code(d.status).type(OCTETS).header('content-length', String(length)).header('etag', `"${id}"`).header('cache-control', 'private, no-store');
-      if (d.range) reply.header('content-range', `bytes ${d.range.start}-${d.range.end - 1}/${d.size}`);
-      return d.stream instanceof Readable ? d.stream : Readable.from(d.stream);
+      return sendBlob(reply, d, id, range);
     });
   });
   return service;
