@@ -3,6 +3,7 @@ import { GpuxError } from '@gpux/core';
 import {
   AgentUploadResponse,
   assertSafeTransport,
+  AttemptKeyResponse,
   BlobUploadResponse,
   type AttemptEventBatch,
   AttemptEventBatchResponse,
@@ -30,6 +31,8 @@ import {
   signRequest,
   StartAttemptResponse,
   OUTPUT_UPLOAD_TOKEN_HEADER,
+  OutputKeyResponse,
+  signNodeEncryptionKey,
   UPLOAD_OFFSET_HEADER,
   WorkResponse,
 } from '@gpux/protocol';
@@ -92,6 +95,8 @@ export class CoordinatorClient {
       publicKey: this.nodeIdentity.publicKey,
       advertisement,
       ...(this.enrollmentToken ? { enrollmentToken: this.enrollmentToken } : {}),
+      // Issue 13: the X25519 key buyers wrap data keys to, signed by the identity key (so a coordinator cannot swap it).
+      ...(this.nodeIdentity.encryption ? { encryptionKey: signNodeEncryptionKey(this.nodeIdentity.encryption.publicKey, this.nodeIdentity.privateKeyPem) } : {}),
     });
   }
 
@@ -123,6 +128,16 @@ export class CoordinatorClient {
     return this.call('POST', withId(ROUTES.refuseAttempt.path, attemptId), RefuseAttemptResponse, { reason: reason.slice(0, 512) });
   }
 
+  /** Encrypted jobs (issue 13): the attempt's data key wrapped to this node's encryption key; 404 NOT_FOUND until released. */
+  attemptKey(attemptId: string, signal?: AbortSignal): Promise<AttemptKeyResponse> {
+    return this.call('GET', withId(ROUTES.attemptKey.path, attemptId), AttemptKeyResponse, undefined, { signal });
+  }
+
+  /** Encrypted jobs: the attempt's output key wrapped to the buyer, announced before any log or output. */
+  announceOutputKey(attemptId: string, wrappedKey: string): Promise<OutputKeyResponse> {
+    return this.call('POST', withId(ROUTES.attemptOutputKey.path, attemptId), OutputKeyResponse, { wrappedKey });
+  }
+
   /** The coordinator's signing key and endorsement chain (unauthenticated; the agent trusts only what its pinned keys endorse). */
   identity(): Promise<CoordinatorIdentityResponse> {
     return this.call('GET', ROUTES.coordinatorIdentity.path, CoordinatorIdentityResponse);
@@ -134,6 +149,10 @@ export class CoordinatorClient {
   }
   get publicKey(): string {
     return this.nodeIdentity.publicKey;
+  }
+  /** The node's X25519 key pair (end-to-end encrypted jobs), if it has one. */
+  get encryption(): NodeIdentity['encryption'] {
+    return this.nodeIdentity.encryption;
   }
   signCommitment(c: ResultCommitment): string {
     return signCommitment(c, this.nodeIdentity.privateKeyPem);

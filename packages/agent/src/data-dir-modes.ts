@@ -5,11 +5,13 @@
 import { chmod, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COORDINATOR_KEYS_FILE } from './coordinator-keys-file.js';
+import { ENC_KEY_FILE } from './e2e/node-encryption-key.js';
 import { KEY_FILE } from './identity.js';
 
 export async function secureNodeDataDir(dataDir: string, notice: (message: string) => void): Promise<void> {
   await tighten(dataDir, 0o700, notice, true);
   await tighten(join(dataDir, KEY_FILE), 0o600, notice, false);
+  await tighten(join(dataDir, ENC_KEY_FILE), 0o600, notice, false);
   await tighten(join(dataDir, COORDINATOR_KEYS_FILE), 0o600, notice, false); // whoever writes it chooses whom the node obeys
   await tighten(join(dataDir, 'work'), 0o700, notice, true);
 }

@@ -52,6 +52,16 @@ export class DataPlaneFake {
   chunkPuts = 0;
   /** GET /v1/agent/uploads/:id: how often an uploader asked where to resume. */
   statusReads = 0;
+  /** Encrypted jobs (issue 13): the wrapped data key GET .../key serves per attempt (none: 404 "no data key released yet"). */
+  readonly dataKeys = new Map<string, { wrappedKey: string; scope: 'attempt' | 'job'; jobId: string }>();
+  /** Output keys announced (POST .../output-key), refusals (POST .../refuse), log entries received, per attempt. */
+  readonly outputKeys = new Map<string, string>();
+  readonly refusals: { attemptId: string; reason: string }[] = [];
+  readonly logEntries: { attemptId: string; seq: number; stream: 'stdout' | 'stderr' | 'system'; data: string }[] = [];
+  /** Encrypted jobs, in order: "output-key <attemptId>", the first "logs <attemptId>". */
+  readonly e2eOrder: string[] = [];
+  /** Attempts that were started (POST .../start). */
+  readonly started: string[] = [];
   /** The node's public key (base64 raw), to check signatures on input downloads. */
   nodePublicKey = '';
   async listen(t: { after(fn: () => unknown): void }): Promise<this> {
@@ -79,7 +89,7 @@ export class DataPlaneFake {
     const upload = /^\/v1\/agent\/uploads\/([^/]+)$/.exec(path);
     if (upload) return this.serveUpload(req, res, decodeURIComponent(upload[1] as string));
     const body = await readBody(req);
-    const attempt = /^\/v1\/agent\/attempts\/([^/]+)\/(\w+)$/.exec(path);
+    const attempt = /^\/v1\/agent\/attempts\/([^/]+)\/([\w-]+)$/.exec(path);
     const id = decodeURIComponent(attempt?.[1] ?? '');
     const json = (status: number, value: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -88,9 +98,24 @@ export class DataPlaneFake {
     const parsed = body.length ? JSON.parse(body.toString('utf8')) : undefined;
     switch (attempt?.[2]) {
       case 'start':
+        this.started.push(id);
         return json(200, { ok: true, cancel: false });
       case 'logs':
+        if (!this.e2eOrder.includes(`logs ${id}`)) this.e2eOrder.push(`logs ${id}`);
+        for (const e of parsed.entries) this.logEntries.push({ attemptId: id, seq: e.seq, stream: e.stream, data: e.data });
         return json(200, { accepted: parsed.entries.length, cancel: false });
+      case 'key': {
+        const k = this.dataKeys.get(id);
+        if (!k) return json(404, { error: { code: 'NOT_FOUND', message: `no data key released yet for attempt ${id}` } });
+        return json(200, { attemptId: id, ...k });
+      }
+      case 'output-key':
+        this.outputKeys.set(id, parsed.wrappedKey);
+        this.e2eOrder.push(`output-key ${id}`);
+        return json(200, { ok: true, stored: true });
+      case 'refuse':
+        this.refusals.push({ attemptId: id, reason: parsed.reason });
+        return json(200, { ok: true, ended: true });
       case 'events':
         return json(200, { accepted: parsed.events.length });
       case 'result':

@@ -29,3 +29,4 @@ export {
   saveJobDataKey,
   serveKeys,
 } from './e2e.js';
+export { type DecryptedLogEntry, EncryptedLogReader } from './e2e-logs.js';

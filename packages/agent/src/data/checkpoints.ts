@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import type { Clock, ExecutionRequest, Logger } from '@gpux/core';
 import type { CheckpointRef } from '@gpux/protocol';
 import type { CoordinatorClient } from '../coordinator-client.js';
+import type { AttemptE2e } from '../e2e/attempt-e2e.js';
 import { type ArchiveLimits, ArchiveLimitError, extractArchive, maxArchiveBytes, type WrittenArchive, writeArchive } from './checkpoint-archive.js';
 import { DataPlaneError, downloadToFile } from './download.js';
 import { uploadFile } from './upload.js';
@@ -47,10 +48,15 @@ export interface CheckpointDeps {
   logger: Logger;
   retryDelayMs?: number;
   chunkBytes?: number;
+  /**
+   * An encrypted job (issue 13): archives are encrypted under the job's INPUT data key before upload (so a retry on
+   * another node, which gets that key, can restore them) and decrypted before extraction.
+   */
+  e2e?: AttemptE2e;
 }
 
 export class CheckpointKeeper implements AttemptCheckpoints {
-  /** sha256 of the state the coordinator holds for this job: the restored one, then each upload. */
+  /** sha256 of the state the coordinator holds for this job: the restored one, then each upload (an encrypted job's: of the plaintext archive). */
   private last: string | null;
   private watched: { dir: string; archive: string; limits: ArchiveLimits } | null = null;
   private timer: NodeJS.Timeout | undefined;
@@ -60,7 +66,8 @@ export class CheckpointKeeper implements AttemptCheckpoints {
   uploads = 0;
 
   constructor(private readonly d: CheckpointDeps) {
-    this.last = d.from?.sha256 ?? null;
+    // An encrypted checkpoint's plaintext digest is known once it is restored.
+    this.last = d.e2e ? null : (d.from?.sha256 ?? null);
   }
 
   async restore(dir: string, archive: string, limits: ArchiveLimits): Promise<void> {
@@ -71,14 +78,18 @@ export class CheckpointKeeper implements AttemptCheckpoints {
       throw new DataPlaneError(`${what}: ${cp.size} bytes, more than a checkpoint may be on this node (GPUX_NODE_MAX_OUTPUT_BYTES); not restored`);
     }
     const source = { open: (offset: number, signal: AbortSignal) => this.d.client.openCheckpoint(this.d.attemptId, offset, signal) };
+    const e2e = this.d.e2e;
+    const sealed = `${archive}.gpxe`;
     try {
-      await downloadToFile(source, archive, { sha256: cp.sha256, size: cp.size }, what, {
+      await downloadToFile(source, e2e ? sealed : archive, { sha256: cp.sha256, size: cp.size }, what, {
         signal: this.d.signal,
         ...(this.d.retryDelayMs === undefined ? {} : { retryDelayMs: this.d.retryDelayMs }),
       });
+      if (e2e) this.last = (await e2e.open(sealed, archive, what)).sha256;
       await extractArchive(archive, dir, limits, what);
     } finally {
       await rm(archive, { force: true });
+      await rm(sealed, { force: true });
     }
     this.d.logger.info({ sha256: cp.sha256, size: cp.size, fromAttempt: cp.attemptId }, 'restored the checkpoint');
   }
@@ -120,8 +131,10 @@ export class CheckpointKeeper implements AttemptCheckpoints {
       const a = await archiveSettled(w);
       if (a.skipped > 0) this.d.logger.warn({ skipped: a.skipped }, 'the checkpoints dir holds symlinks or special files; a checkpoint keeps only files and dirs');
       if (a.sha256 === this.last || (this.last === null && a.entries === 0)) return; // unchanged, or nothing written yet
-      const begin = (s: AbortSignal) => this.d.client.createCheckpointUpload(this.d.attemptId, { sha256: a.sha256, size: a.size }, s);
-      await uploadFile(this.d.client, begin, w.archive, a.size, 'the checkpoint', {
+      // An encrypted job's checkpoint leaves the node as ciphertext only (its digest differs at each upload: a fresh salt).
+      const up = this.d.e2e ? { ...(await this.d.e2e.sealCheckpoint(w.archive, sealedOf(w.archive))), file: sealedOf(w.archive) } : { sha256: a.sha256, size: a.size, file: w.archive };
+      const begin = (s: AbortSignal) => this.d.client.createCheckpointUpload(this.d.attemptId, { sha256: up.sha256, size: up.size }, s);
+      await uploadFile(this.d.client, begin, up.file, up.size, 'the checkpoint', {
         signal,
         logger: this.d.logger,
         ...(this.d.retryDelayMs === undefined ? {} : { retryDelayMs: this.d.retryDelayMs }),
@@ -134,9 +147,12 @@ export class CheckpointKeeper implements AttemptCheckpoints {
       this.d.logger.warn({ err: (e as Error).message, why }, signal.aborted ? 'checkpoint upload stopped' : 'could not upload a checkpoint; trying again at the next tick');
     } finally {
       await rm(w.archive, { force: true }).catch(() => {});
+      if (this.d.e2e) await rm(sealedOf(w.archive), { force: true }).catch(() => {});
     }
   }
 }
+
+const sealedOf = (archive: string) => `${archive}.gpxe`;
 
 /** A file replaced under the walk (the job saving its state) fails one archive: try again at once, a few times. */
 async function archiveSettled(w: { dir: string; archive: string; limits: ArchiveLimits }, tries = 3): Promise<WrittenArchive> {

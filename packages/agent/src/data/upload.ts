@@ -29,6 +29,10 @@ export interface UploadOptions {
 export interface UploadSummary {
   uploaded: string[];
   failed: { path: string; error: string }[];
+  /** Encrypted jobs: the outputs as reported (ciphertext digests, `encrypted` of the plaintext), in place of the collected ones. */
+  outputs?: OutputFile[];
+  /** Encrypted jobs: an output could not be encrypted at all; the attempt fails with this. */
+  error?: string;
 }
 
 /** Uploads every output without inline content from `outputsDir`. Never throws (failures are in the summary). */

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { type Clock, type Execution, type ExecutionOutcome, type ExecutionRequest, type Executor, GpuxError, type LogSink, type StopReason, systemClock } from '@gpux/core';
 import { outputRootDigest } from '@gpux/protocol';
-import { dataPlaneOf } from '../data/attempt-data.js';
+import { dataPlaneOf, finishOutputs } from '../data/attempt-data.js';
 import { checkpointsOf } from '../data/checkpoints.js';
 import { DataPlaneError } from '../data/download.js';
 import { jobEnv } from './env.js';
@@ -161,9 +161,8 @@ class ProcessRun implements Execution {
   }
 
   private async outcomeOfExit(code: number | null, signal: NodeJS.Signals | null, duration: () => number): Promise<ExecutionOutcome> {
-    const collected = await collectOutputs(this.dir.outputs, this.opts.limits);
-    // Files too large to return inline go to the blob store now, while the work dir still exists (issue 13).
-    if (!collected.error) await dataPlaneOf(this.req)?.uploadOutputs(this.dir.outputs, collected.outputs);
+    // Files too large to return inline (an encrypted job's: all, encrypted) go to the blob store now, while the work dir still exists (issue 13).
+    const collected = await finishOutputs(this.req, this.dir.outputs, await collectOutputs(this.dir.outputs, this.opts.limits));
     const base = { outputs: collected.outputs, outputDigest: collected.outputDigest };
     if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s`, durationMs: duration() };
     if (collected.error) return { ...base, outcome: 'failed', exitCode: code, error: collected.error, durationMs: duration() };

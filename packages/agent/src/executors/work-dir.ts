@@ -34,6 +34,8 @@ export interface WorkDir {
   /** A job with `spec.checkpoint` (issue 13): the dir it keeps its state in, and the temp file its archives go through (beside the work dir, out of the job's reach). */
   checkpoints?: string;
   checkpointArchive?: string;
+  /** An encrypted job on a docker node (issue 13): the private dir on a tmpfs that holds `inputs` (removed with the work dir). */
+  inputsRoot?: string;
 }
 
 /** For a job with `spec.checkpoint`: the keeper that restores and uploads (none: the dir only), and the bounds of the dir. */
@@ -46,10 +48,24 @@ export interface CheckpointSetup {
  * Inline inputs are written from the spec; blob and URL inputs are streamed in through the attempt's data plane
  * (issue 13). Throws DataPlaneError when an input cannot be had (the attempt fails with its message).
  */
-export async function prepareWorkDir(parent: string, attemptId: string, inputs: JobSpec['inputs'], dataPlane?: AttemptDataPlane, checkpoint?: CheckpointSetup): Promise<WorkDir> {
+export async function prepareWorkDir(
+  parent: string,
+  attemptId: string,
+  inputs: JobSpec['inputs'],
+  dataPlane?: AttemptDataPlane,
+  checkpoint?: CheckpointSetup,
+  opts: { inputsParent?: string | undefined } = {},
+): Promise<WorkDir> {
   const safe = attemptId.replace(/[^A-Za-z0-9._-]/g, '_');
-  const root = join(parent, `${safe}-${randomBytes(4).toString('hex')}`);
+  const name = `${safe}-${randomBytes(4).toString('hex')}`;
+  const root = join(parent, name);
   const dir: WorkDir = { root, inputs: join(root, 'inputs'), outputs: join(root, 'outputs') };
+  if (opts.inputsParent) {
+    // Decrypted inputs go to a tmpfs (issue 13): a dir only this user can enter; the container gets it by a bind mount.
+    dir.inputsRoot = join(opts.inputsParent, `gpux-${name}`);
+    dir.inputs = join(dir.inputsRoot, 'inputs');
+    await mkdir(dir.inputsRoot, { mode: 0o700 });
+  }
   await mkdir(dir.inputs, { recursive: true, mode: 0o700 });
   await mkdir(dir.outputs, { recursive: true, mode: 0o700 });
   if (checkpoint) {
@@ -58,13 +74,15 @@ export async function prepareWorkDir(parent: string, attemptId: string, inputs: 
     await mkdir(dir.checkpoints, { mode: 0o700 });
   }
   try {
+    let n = 0;
     for (const file of inputs) {
       const target = resolve(dir.inputs, file.path);
       // The spec schema already forbids ".." and absolute paths; this guards against a schema change.
       if (!target.startsWith(dir.inputs + sep)) throw new Error(`input path escapes the inputs dir: ${file.path}`);
       await mkdir(dirname(target), { recursive: true });
       if (isInlineInput(file)) await writeFile(target, file.encoding === 'base64' ? Buffer.from(file.content, 'base64') : file.content);
-      else if (dataPlane) await dataPlane.fetchInput(file, target);
+      // An encrypted input's ciphertext is staged in the work dir on disk (never beside the plaintext on a tmpfs).
+      else if (dataPlane) await dataPlane.fetchInput(file, target, join(root, `sealed-input-${n++}.gpxe`));
       else throw new DataPlaneError(`input ${JSON.stringify(file.path)}: this executor cannot fetch blob or URL inputs`);
     }
     // The job starts from the latest checkpoint of its earlier attempts; a restore that fails fails the attempt.
@@ -72,12 +90,14 @@ export async function prepareWorkDir(parent: string, attemptId: string, inputs: 
   } catch (e) {
     // The caller never sees the dir: remove it here (gigabytes of inputs may be in it).
     await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+    if (dir.inputsRoot) await rm(dir.inputsRoot, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
     throw e;
   }
   return dir;
 }
 
 export async function removeWorkDir(dir: WorkDir): Promise<void> {
+  if (dir.inputsRoot) await rm(dir.inputsRoot, { recursive: true, force: true, maxRetries: 3 });
   await rm(dir.root, { recursive: true, force: true, maxRetries: 3 });
   if (dir.checkpointArchive) await rm(dir.checkpointArchive, { force: true });
 }

@@ -1,9 +1,12 @@
 /** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
 import { type Assignment, buildCommitment, type ResultReport, type Seal } from '@gpux/protocol';
+import { MAX_LOG_PLAINTEXT_BYTES } from '@gpux/protocol/e2e';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { attemptDataPlane, type DataPlaneRequest } from '../data/attempt-data.js';
 import { type CheckpointRequest, CheckpointKeeper } from '../data/checkpoints.js';
+import { AttemptE2e } from '../e2e/attempt-e2e.js';
+import { awaitDataKey, E2eRefusal } from '../e2e/attempt-keys.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
 import { withGangEnv } from './gang-env.js';
@@ -34,6 +37,8 @@ export interface AttemptContext {
    * server's. checkpointEveryMs: tests only, instead of the spec's checkpoint.everySeconds.
    */
   transfer?: { retryDelayMs?: number; chunkBytes?: number; checkpointEveryMs?: number };
+  /** Encrypted jobs: longest wait for the data key (default MAX_KEY_WAIT_MS; the coordinator's own bound usually ends it first) and the first retry delay. */
+  keyWait?: { maxWaitMs?: number; minDelayMs?: number };
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
@@ -52,6 +57,8 @@ export class AttemptRunner {
   private readonly log: Logger;
   /** Aborts the attempt's input downloads and output uploads once it is stopped. */
   private readonly transfers = new AbortController();
+  /** An encrypted job's keys (issue 13), once its data key opened. */
+  private e2e: AttemptE2e | undefined;
 
   constructor(
     readonly assignment: Assignment,
@@ -70,6 +77,8 @@ export class AttemptRunner {
 
   async run(): Promise<void> {
     const { attemptId } = this.assignment;
+    // An encrypted job runs only with its data key, opened while the attempt is still assigned (else: refused).
+    if (this.assignment.spec.encryption && !(await this.openEncryption())) return;
     let gaveUp = false;
     const started = await this.retry('start', () => this.ctx.client.start(attemptId), this.assignment.leaseExpiresAt, () => {
       gaveUp = true;
@@ -92,6 +101,7 @@ export class AttemptRunner {
       clock: this.ctx.clock,
       logger: this.log,
       maxBytes: this.ctx.maxLogBytes,
+      ...(this.e2e ? { encrypt: this.e2e.logData.bind(this.e2e), encryptMaxBytes: MAX_LOG_PLAINTEXT_BYTES } : {}),
     });
     const events = new EventShipper({
       send: (batch) => this.ctx.client.events(attemptId, { events: batch }),
@@ -113,6 +123,7 @@ export class AttemptRunner {
         ...transfer,
         signal: this.transfers.signal,
         logger: this.log,
+        ...(this.e2e ? { e2e: this.e2e } : {}),
       });
       const req: DataPlaneRequest & CheckpointRequest = { attemptId, jobId, spec, gpuIndices, gpuUuids: this.ctx.gpuUuids(gpuIndices), dataPlane };
       if (spec.checkpoint) {
@@ -126,6 +137,7 @@ export class AttemptRunner {
           giveUpAt: () => this.ctx.giveUpAt(),
           logger: this.log,
           ...transfer,
+          ...(this.e2e ? { e2e: this.e2e } : {}),
         });
       }
       this.execution = await this.ctx.executor.start(
@@ -144,6 +156,49 @@ export class AttemptRunner {
     if (this.stopReason === 'shutdown' || (this.stopReason && outcome.outcome === 'failed' && outcome.exitCode === null)) outcome = { ...outcome, ...this.stoppedOutcome() };
     this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
     await this.report(this.toReport(outcome, shipper.metrics));
+  }
+
+  /**
+   * Encrypted jobs (issue 13): wait for the data key and open it, make the attempt's output key and announce it
+   * (wrapped to the buyer) before any log. A key that cannot be had or opened: the attempt is refused, never run.
+   * False: do not run (refused, stopped, or the coordinator ended the attempt).
+   */
+  private async openEncryption(): Promise<boolean> {
+    const { attemptId, jobId, spec } = this.assignment;
+    const buyerKey = spec.encryption?.buyerKey ?? '';
+    let dataKey: Uint8Array | null;
+    try {
+      dataKey = await awaitDataKey({
+        client: this.ctx.client,
+        assignment: this.assignment,
+        encryption: this.ctx.client.encryption,
+        clock: this.ctx.clock,
+        random: this.ctx.random,
+        logger: this.log,
+        signal: this.transfers.signal,
+        ...(this.ctx.keyWait?.maxWaitMs === undefined ? {} : { maxWaitMs: this.ctx.keyWait.maxWaitMs }),
+        ...(this.ctx.keyWait?.minDelayMs === undefined ? {} : { minDelayMs: this.ctx.keyWait.minDelayMs }),
+      });
+      if (dataKey) this.e2e = await AttemptE2e.open({ jobId, attemptId, buyerKey }, dataKey);
+    } catch (e) {
+      const reason = e instanceof E2eRefusal ? e.message : `the attempt's keys could not be set up: ${(e as Error).message}`;
+      await this.refuse(reason);
+      return false;
+    }
+    if (!this.e2e) {
+      // Stopped while waiting: a shutdown hands the attempt back at once (another node can take it); a cancel ends it anyway.
+      if (this.stopReason === 'shutdown') await this.refuse('the node agent shut down before the data key came');
+      return false;
+    }
+    this.log.info('opened the data key of the encrypted job');
+    const wrappedKey = this.e2e.wrappedOutputKey;
+    return (await this.retry('output-key', () => this.ctx.client.announceOutputKey(attemptId, wrappedKey), this.assignment.leaseExpiresAt)) !== undefined;
+  }
+
+  /** The attempt ends unstarted, at no cost to the node (best effort: otherwise the coordinator's key wait or lease ends it). */
+  private async refuse(reason: string): Promise<void> {
+    this.log.error({ reason }, `refused the encrypted attempt, not running it: ${reason}`);
+    await this.ctx.client.refuse(this.assignment.attemptId, reason).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'could not report the refusal to the coordinator'));
   }
 
   private async cancelIfSealed(seal: Seal | undefined): Promise<void> {
@@ -182,6 +237,7 @@ export class AttemptRunner {
       metrics,
       commitment,
       commitmentSignature: this.ctx.client.signCommitment(commitment),
+      ...(this.e2e ? { outputKey: this.e2e.wrappedOutputKey } : {}),
     };
   }
 

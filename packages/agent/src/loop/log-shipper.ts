@@ -20,6 +20,12 @@ export interface LogShipperOptions {
   flushIntervalMs?: number;
   flushBytes?: number;
   maxBytes?: number;
+  /**
+   * An encrypted job (issue 13): each entry's data is this of its text (at most `encryptMaxBytes` UTF-8 bytes, longer
+   * text is split first), so the coordinator stores ciphertext only. `maxBytes` still counts the plaintext.
+   */
+  encrypt?: (text: string, seq: number, stream: LogStream) => string;
+  encryptMaxBytes?: number;
 }
 
 const MAX_BATCH_ENTRIES = 1000; // LogBatch schema limit
@@ -89,8 +95,9 @@ export class LogShipper {
       return;
     }
     this.totalBytes += bytes;
-    if (bytes <= LOG_ENTRY_MAX_BYTES) this.append(stream, data, bytes);
-    else for (const piece of splitUtf8(data)) this.append(stream, piece, Buffer.byteLength(piece));
+    const max = this.opts.encrypt ? (this.opts.encryptMaxBytes ?? LOG_ENTRY_MAX_BYTES) : LOG_ENTRY_MAX_BYTES;
+    if (bytes <= max) this.append(stream, data, bytes);
+    else for (const piece of splitUtf8(data, max)) this.append(stream, piece, Buffer.byteLength(piece));
     if (this.bufferedBytes >= this.flushBytes) void this.flush();
   }
 
@@ -115,8 +122,11 @@ export class LogShipper {
     if (left) this.opts.logger.warn({ undelivered: this.buffer.length }, 'log entries could not be delivered');
   }
 
-  private append(stream: LogStream, data: string, bytes: number): void {
-    this.buffer.push({ entry: { seq: this.seq++, stream, data, at: this.opts.clock.now() }, bytes });
+  private append(stream: LogStream, text: string, textBytes: number): void {
+    const seq = this.seq++;
+    const data = this.opts.encrypt ? this.opts.encrypt(text, seq, stream) : text;
+    const bytes = this.opts.encrypt ? data.length : textBytes; // base64: one byte per character
+    this.buffer.push({ entry: { seq, stream, data, at: this.opts.clock.now() }, bytes });
     this.bufferedBytes += bytes;
   }
 

@@ -1,10 +1,11 @@
 /** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
 import type { JobSpec, JobView } from '@gpux/protocol';
-import { blobsOf, type GpuxClient } from '@gpux/sdk';
+import { blobsOf, EncryptedLogReader, type GpuxClient, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { summarizeJob, writeLogEntry } from '../job-format.js';
 import { formatBytes, formatDuration, toJson } from '../output.js';
+import { gpuxHome } from '../profile.js';
 import { type LocalInput, loadSpecWithFiles } from '../spec-file.js';
 import { encryptSpec, keepDataKey, serveWhileWaiting } from './keys.js';
 
@@ -24,7 +25,9 @@ interface SubmitFlags {
  */
 export async function watchJob(io: Io, client: GpuxClient, jobId: string, opts: { follow?: boolean; quiet?: boolean; pollMs?: number } = {}): Promise<JobView> {
   if (opts.follow) {
-    for await (const entry of client.followLogs(jobId)) writeLogEntry(io, entry);
+    // An encrypted job's entries are decrypted with your key (issue 13).
+    const reader = (await client.getJob(jobId, { eventsLimit: 1 })).job.spec.encryption ? new EncryptedLogReader(client, jobId, await loadBuyerKeys(gpuxHome(io.env))) : null;
+    for await (const entry of client.followLogs(jobId)) writeLogEntry(io, reader ? await reader.decrypt(entry) : entry);
     return (await client.getJob(jobId)).job;
   }
   const started = Date.now();

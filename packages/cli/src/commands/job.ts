@@ -1,6 +1,6 @@
 /** `gpux job …`: submit, list, get, logs, result, verify, dispute, cancel, bill. */
 import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
-import { blobsOf, downloadEncryptedOutputs, loadBuyerKeys } from '@gpux/sdk';
+import { blobsOf, downloadEncryptedOutputs, EncryptedLogReader, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
@@ -67,15 +67,18 @@ export function registerJob(program: Command, io: Io): void {
     ),
   ).action(async (id: string, flags: Flags & { follow?: boolean }) => {
     const client = clientFor(io, flags, 'buyer');
-    const emit = flags.json ? (e: object) => io.out.write(`${JSON.stringify(e)}\n`) : (e: Parameters<typeof writeLogEntry>[1]) => writeLogEntry(io, e);
+    const write = flags.json ? (e: object) => io.out.write(`${JSON.stringify(e)}\n`) : (e: Parameters<typeof writeLogEntry>[1]) => writeLogEntry(io, e);
+    // An encrypted job's entries are decrypted with your key (issue 13); one that does not authenticate is flagged.
+    const reader = (await client.getJob(id, { eventsLimit: 1 })).job.spec.encryption ? new EncryptedLogReader(client, id, await loadBuyerKeys(gpuxHome(io.env))) : null;
+    const emit = async (e: Parameters<typeof writeLogEntry>[1]) => write(reader ? await reader.decrypt(e) : e);
     if (flags.follow) {
-      for await (const entry of client.followLogs(id)) emit(entry);
+      for await (const entry of client.followLogs(id)) await emit(entry);
       return;
     }
     let after = -1;
     for (;;) {
       const page = await client.jobLogs(id, { after, limit: 1000 });
-      for (const entry of page.entries) emit(entry);
+      for (const entry of page.entries) await emit(entry);
       if (page.entries.length === 0 || page.done) return;
       after = page.next;
     }

@@ -56,6 +56,8 @@ export interface DockerExecutorOptions {
   outputsMaxEntries?: number;
   /** How often scratch and outputs are measured while the job runs (a job can pass a quota by what it writes in this time). Default 250 ms. */
   quotaCheckMs?: number;
+  /** Encrypted jobs (issue 13): the host tmpfs their decrypted inputs go to (bind-mounted read-only). Default /dev/shm. */
+  e2eInputsDir?: string;
   /** At most one image pull progress line per this many ms in the job's log. Default 2000. */
   pullProgressIntervalMs?: number;
   /** A pull that takes longer fails the attempt (it does not count against the job's own timeout). Default 30 min. */
@@ -98,6 +100,7 @@ export class DockerExecutor implements Executor {
       quotaCheckMs: opts.quotaCheckMs ?? 250,
       pullProgressIntervalMs: opts.pullProgressIntervalMs ?? 2000,
       pullTimeoutMs: opts.pullTimeoutMs ?? 30 * 60_000,
+      e2eInputsDir: opts.e2eInputsDir ?? '/dev/shm',
       clock: opts.clock ?? systemClock,
     };
   }

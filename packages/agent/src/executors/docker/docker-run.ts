@@ -5,13 +5,14 @@ import type { EventSink, Execution, ExecutionOutcome, ExecutionRequest, LogSink,
 import type { GpuDevice } from '@gpux/protocol';
 import type Docker from 'dockerode';
 import { failedOutcome } from '../process-executor.js';
-import { dataPlaneOf } from '../../data/attempt-data.js';
+import { dataPlaneOf, finishOutputs } from '../../data/attempt-data.js';
 import { checkpointsOf } from '../../data/checkpoints.js';
 import { DataPlaneError } from '../../data/download.js';
 import { type CheckpointSetup, collectOutputs, prepareWorkDir, removeWorkDir, type WorkDir } from '../work-dir.js';
 import { buildContainerConfig } from './container-config.js';
 import { checkQuotas, DiskQuotaWatcher, formatBytes, type QuotaTree } from './disk-quota.js';
 import { StreamDemuxer } from './demux.js';
+import { plaintextInputBytes, tmpfsRefusal } from './e2e-tmpfs.js';
 import type { ResolvedDockerOptions } from './docker-executor.js';
 import { containerGpuEnv } from './gpu-devices.js';
 import { checkImage, checkResolvedImage } from './image-policy.js';
@@ -100,7 +101,11 @@ export class DockerRun implements Execution {
       const checkpoint: CheckpointSetup | undefined = this.req.spec.checkpoint
         ? { keeper: checkpointsOf(this.req), limits: { maxBytes: this.o.limits.totalBytes, maxEntries: this.o.outputsMaxEntries } }
         : undefined;
-      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs, dataPlaneOf(this.req), checkpoint);
+      // An encrypted job's inputs decrypt into a tmpfs (issue 13), checked before anything is downloaded.
+      const tmpfs = this.req.spec.encryption ? this.o.e2eInputsDir : undefined;
+      const noTmpfs = tmpfs === undefined ? null : await tmpfsRefusal(tmpfs, plaintextInputBytes(this.req.spec));
+      if (noTmpfs) return failedOutcome(noTmpfs, this.duration());
+      dir = await prepareWorkDir(this.o.workRoot, this.req.attemptId, this.req.spec.inputs, dataPlaneOf(this.req), checkpoint, { inputsParent: tmpfs });
       if (this.stopReason) return this.cancelled();
       const scratch = join(dir.root, 'scratch');
       await mkdir(scratch, { mode: 0o700 });
@@ -207,9 +212,8 @@ export class DockerRun implements Execution {
       this.say(`container: ${this.quotaError}`);
       return failedOutcome(this.quotaError, this.duration());
     }
-    const collected = await collectOutputs(dir.outputs, this.o.limits);
-    // Files too large to return inline go to the blob store now, while the work dir still exists (issue 13).
-    if (!collected.error) await dataPlaneOf(this.req)?.uploadOutputs(dir.outputs, collected.outputs);
+    // Files too large to return inline (an encrypted job's: all, encrypted) go to the blob store now, while the work dir still exists (issue 13).
+    const collected = await finishOutputs(this.req, dir.outputs, await collectOutputs(dir.outputs, this.o.limits));
     const base = { outputs: collected.outputs, outputDigest: collected.outputDigest, durationMs: this.duration() };
     if (this.timedOut) return { ...base, outcome: 'failed', exitCode: null, error: `timed out after ${this.req.spec.timeoutSeconds} s` };
     if (oomKilled && code === 0) this.say('container: a process of the job went over the memory limit and was killed (OOM); the job still exited 0');
