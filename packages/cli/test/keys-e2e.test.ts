@@ -108,7 +108,8 @@ describe('gpux keys, job submit --encrypt, job keys release, job result --out', 
     const outputs = [{ path: 'result.txt', size: ct.length, sha256: sha256Hex(ct), content: ct.toString('base64'), encrypted: { sha256: sha256Hex(plainOut), size: plainOut.length } }];
     const outputDigest = outputRootDigest([{ path: 'result.txt', sha256: sha256Hex(plainOut) }]);
     const metrics = { durationMs: 10 };
-    const commitment = buildCommitment({ jobId: job.id, attemptId: assignment.attemptId, nodeId, inputs: job.spec.inputs, outputDigest, exitCode: 0, metrics });
+    const ciphertextDigest = outputRootDigest(outputs);
+    const commitment = buildCommitment({ jobId: job.id, attemptId: assignment.attemptId, nodeId, inputs: job.spec.inputs, outputDigest, exitCode: 0, metrics, ciphertextDigest });
     const result = { outcome: 'succeeded', exitCode: 0, error: null, outputDigest, outputs, outputKey: wrappedOut, metrics, commitment, commitmentSignature: signCommitment(commitment, node.privateKeyPem) };
     const posted = await nodeCall('POST', `/v1/agent/attempts/${assignment.attemptId}/result`, result);
     assert.equal(posted.status, 200, JSON.stringify(posted.json));

@@ -2,7 +2,7 @@
  * Test helpers for signed result commitments (issue 11): report() leaves the commitment for TestAgent to
  * fill in, since only the agent knows the assignment (job, inputs) and holds the node key.
  */
-import { buildCommitment, type InputFile, type ResultCommitment, type ResultReport, signCommitment } from '@gpux/protocol';
+import { buildCommitment, type InputFile, outputRootDigest, type ResultCommitment, type ResultReport, signCommitment } from '@gpux/protocol';
 
 /** Marks a report whose commitment TestAgent.result() builds and signs from the assignment. */
 export const UNSIGNED = '';
@@ -20,7 +20,7 @@ export const placeholderCommitment = (outputDigest: string, exitCode: number | n
 
 export interface KnownAssignment {
   jobId: string;
-  spec: { inputs?: InputFile[] };
+  spec: { inputs?: InputFile[]; encryption?: unknown };
 }
 
 /**
@@ -37,6 +37,8 @@ export function completeReport(agent: { nodeId: string; keys: { privateKeyPem: s
     outputDigest: r.outputDigest,
     exitCode: r.exitCode,
     metrics: r.metrics,
+    // An encrypted job's commitment also covers the outputs as stored (their ciphertext digests).
+    ...(known?.spec.encryption ? { ciphertextDigest: outputRootDigest(r.outputs ?? []) } : {}),
   });
   return { ...r, commitment, commitmentSignature: signCommitment(commitment, agent.keys.privateKeyPem) };
 }

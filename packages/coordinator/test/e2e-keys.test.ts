@@ -23,7 +23,7 @@ import {
 } from '@gpux/protocol';
 import { encryptBuffer, generateX25519KeyPair, unwrapKey, wrapKey, type WrapContext, x25519Fingerprint } from '@gpux/protocol/e2e';
 import { requirePostgres, sha256Of, startPostgres } from '@gpux/testing';
-import { placeholderCommitment, UNSIGNED } from './commitment-helpers.js';
+import { completeReport, placeholderCommitment, UNSIGNED } from './commitment-helpers.js';
 import { call, gpuAd, type Harness, spec, startHarness, TestAgent, waitFor } from './helpers.js';
 
 /** A TestAgent with an X25519 key it announces (signed) at registration. */
@@ -168,6 +168,11 @@ function e2eKeys(name: string, database: () => Promise<Database>, opts: { skip: 
       const unmarked = await agent.result(a.attemptId, { ...base, outputs: [plainOut], outputDigest: cipherDigest, commitment: placeholderCommitment(cipherDigest, 0), outputKey: wrappedOut } as ResultReport);
       assert.equal(unmarked.status, 400, 'an encrypted job\'s outputs say they are encrypted');
       assert.equal((await agent.result(a.attemptId, base)).status, 400, 'the output key is required');
+      const otherBytes = { ...base, outputKey: wrappedOut, outputs: [{ ...(outputs[0] as OutputFile), sha256: sha256Of(Buffer.from('other ciphertext')) }] } as ResultReport;
+      const forged = completeReport(agent, a.attemptId, otherBytes, { jobId, spec: JobSpec.parse(s) });
+      const badCipher = await agent.result(a.attemptId, { ...forged, outputs });
+      assert.equal(badCipher.status, 400, 'the commitment covers the ciphertext the buyer downloads');
+      assert.match(JSON.stringify(badCipher.body), /ciphertextDigest/);
       const done = await agent.result(a.attemptId, { ...base, outputKey: wrappedOut } as ResultReport);
       assert.equal(done.status, 200, JSON.stringify(done.body));
       const result = await call(h.url, 'GET', `/v1/jobs/${jobId}/result`, { token: buyer });

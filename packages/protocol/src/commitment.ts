@@ -24,6 +24,9 @@ export const ResultCommitment = z
     outputDigest: Digest.describe('Root digest over the outputs (same rule)'),
     exitCode: z.number().int().nullable(),
     metricsDigest: Digest.describe('sha256 of the canonical (sorted-key) JSON of the metrics'),
+    ciphertextDigest: Digest.optional().describe(
+      'Encrypted jobs only (issue 13): root digest over the outputs as stored, each by the sha256 of its ciphertext, so the node commits to the bytes the buyer downloads as well as to the plaintext (outputDigest)',
+    ),
   })
   .strict();
 export type ResultCommitment = z.infer<typeof ResultCommitment>;
@@ -54,6 +57,8 @@ export function canonicalCommitment(c: ResultCommitment): Buffer {
     outputDigest: c.outputDigest,
     exitCode: c.exitCode,
     metricsDigest: c.metricsDigest,
+    // Absent for plain jobs: canonicalJson drops it, so their bytes are what they always were.
+    ciphertextDigest: c.ciphertextDigest,
   };
   return Buffer.from(COMMITMENT_DOMAIN + canonicalJson(fields), 'utf8');
 }
@@ -103,8 +108,11 @@ export function buildCommitment(a: {
   outputDigest: string;
   exitCode: number | null;
   metrics: AttemptMetrics;
+  /** Encrypted jobs: outputRootDigest over the outputs' ciphertext digests. */
+  ciphertextDigest?: string | undefined;
 }): ResultCommitment {
   return {
+    ...(a.ciphertextDigest === undefined ? {} : { ciphertextDigest: a.ciphertextDigest }),
     v: 1,
     jobId: a.jobId,
     attemptId: a.attemptId,

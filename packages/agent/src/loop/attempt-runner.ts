@@ -1,6 +1,6 @@
 /** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
-import { type Assignment, buildCommitment, type ResultReport, type Seal } from '@gpux/protocol';
+import { type Assignment, buildCommitment, outputRootDigest, type ResultReport, type Seal } from '@gpux/protocol';
 import { MAX_LOG_PLAINTEXT_BYTES } from '@gpux/protocol/e2e';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { attemptDataPlane, type DataPlaneRequest } from '../data/attempt-data.js';
@@ -227,6 +227,8 @@ export class AttemptRunner {
       outputDigest: o.outputDigest,
       exitCode: o.exitCode,
       metrics,
+      // Encrypted: outputDigest is over the plaintext digests; this one covers the ciphertext the buyer downloads.
+      ...(this.e2e ? { ciphertextDigest: outputRootDigest(o.outputs) } : {}),
     });
     return {
       outcome: o.outcome,

@@ -6,7 +6,7 @@
  * node's whole stake to the treasury, and a ban.
  */
 import { type AttemptRecord, type EquivocationRecord, GpuxError, type VerificationRecord } from '@gpux/core';
-import { canonicalJson, inputRootDigest, metricsDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
+import { canonicalJson, inputRootDigest, metricsDigest, outputRootDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
 
@@ -32,6 +32,13 @@ export async function checkCommitment(rt: Runtime, nodeId: string, a: AttemptRec
   if (!job) throw new GpuxError('ATTEMPT_NOT_FOUND', `no job ${a.jobId} for attempt ${a.id}`);
   if (c.inputDigest !== inputRootDigest(job.spec.inputs ?? [])) {
     invalid('commitment.inputDigest', 'does not match the job\'s inputs (sha256 over sorted "path\\0sha256\\n" lines: an inline input by its decoded bytes, a blob input by its blob digest, a URL input by its expected sha256)');
+  }
+  if (job.spec.encryption) {
+    if (c.ciphertextDigest !== outputRootDigest(r.outputs)) {
+      invalid('commitment.ciphertextDigest', 'of an encrypted job must be the root digest over the reported outputs\' ciphertext sha256 (sorted "path\\0sha256\\n" lines)');
+    }
+  } else if (c.ciphertextDigest !== undefined) {
+    invalid('commitment.ciphertextDigest', 'is only for encrypted jobs; leave it out');
   }
   const node = await rt.store.getNode(nodeId);
   if (!node || !verifyCommitment(c, r.commitmentSignature, node.publicKey)) {
