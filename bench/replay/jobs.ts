@@ -1,13 +1,14 @@
 /**
  * Pods of the trace as gpux jobs. Mapping (documented in bench/README.md):
  * - num_gpu → resources.gpu.count (a shared-GPU pod, gpu_milli < 1000, takes one whole GPU: gpux has no
- *   fractional GPUs); gpu_spec models → resources.gpu.models; cpu_milli / 1000 → cpuCores; memory_mib → memoryGb.
+ *   fractional GPUs); gpu_spec model codes → resources.gpu.models, as the names the fleet advertises; cpu_milli / 1000 → cpuCores; memory_mib → memoryGb.
  * - qos → priority: Guaranteed → high, LS and Burstable → normal, BE (best effort) → low.
  * - buyer: the trace has no user column; pods are dealt to `buyers` synthetic buyers with a skewed share
  *   (buyer i gets weight 1 / (i + 1)), so a few heavy buyers and a long tail compete.
  */
 import type { JobRecord, Random } from '@gpux/core';
 import type { JobSpec } from '@gpux/protocol';
+import { advertisedModel } from './fleet.js';
 import type { PodRow } from './trace-csv.js';
 
 export function priorityOf(qos: string): 'high' | 'normal' | 'low' {
@@ -16,8 +17,14 @@ export function priorityOf(qos: string): 'high' | 'normal' | 'low' {
   return 'normal';
 }
 
+/**
+ * A gpu_spec model code (T4, V100M16, …) as a `models` filter: the name the fleet advertises for that code
+ * (fleet.ts), so a pod naming V100M16 matches the nodes of model V100M16 and no other.
+ */
+export const modelFilterOf = (code: string) => advertisedModel(code).name.toLowerCase();
+
 export function specOf(pod: PodRow): JobSpec {
-  const gpu = pod.gpus > 0 ? { count: Math.max(1, Math.round(pod.gpus)), ...(pod.models.length ? { models: pod.models } : {}) } : { count: 0 };
+  const gpu = pod.gpus > 0 ? { count: Math.max(1, Math.round(pod.gpus)), ...(pod.models.length ? { models: pod.models.map(modelFilterOf) } : {}) } : { count: 0 };
   return {
     name: pod.name,
     image: 'bench/trace-pod',

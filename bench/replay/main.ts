@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { buildFleet, seededRandom } from './fleet.js';
 import { machine, parseFlags, table } from './report-util.js';
 import { runScenario, type ScenarioOptions, type Summary } from './scenario.js';
-import { DEFAULT_NODE_FILE, DEFAULT_POD_FILE, readNodeList, readPodList } from './trace-csv.js';
+import { DEFAULT_NODE_FILE, DEFAULT_POD_FILE, type NodeRow, type PodRow, readNodeList, readPodList } from './trace-csv.js';
+import { isVariant, makeVariant, VARIANTS, type VariantName } from './variants.js';
 
 const FLAGS = {
   'pods-file': `pod list CSV (default ${DEFAULT_POD_FILE})`,
@@ -24,6 +25,9 @@ const FLAGS = {
   'aging-s': 'trace seconds a queued job waits per priority class it climbs (default 600)',
   buyers: 'synthetic buyers the pods are dealt to (default 20)',
   seed: 'random seed (default 1)',
+  variant: `a variant of the pod list generated from it (variants.ts): ${VARIANTS.join(', ')} (default: default, the file as it is)`,
+  'all-variants': 'run every variant (burst scenario unless --load is given) and print one table; writes bench/results/replay-variants.json',
+  'check-misses': 'after every pass, count jobs left waiting that some node could take (scans nodes: slower)',
   out: 'result file (default bench/results/replay.json)',
   help: 'this list',
 };
@@ -36,11 +40,20 @@ function print(name: string, r: ReturnType<typeof runScenario>): void {
   );
   console.log(
     table(
-      ['scheduler', 'delay mean ms', 'delay p99 ms', 'JCT mean ms', 'GPU alloc', 'alloc while waiting', 'jobs lost', 'attempts lost', 'sched ms'],
-      [
-        ['engine', e.queueDelayMs.mean, e.queueDelayMs.p99, e.jctMs.mean, e.gpuAllocation, e.gpuAllocationWhileWaiting, e.jobsLost, e.attemptsLost, e.schedulerMs],
-        ['FIFO first-fit', b.queueDelayMs.mean, b.queueDelayMs.p99, b.jctMs.mean, b.gpuAllocation, b.gpuAllocationWhileWaiting, b.jobsLost, b.attemptsLost, b.schedulerMs],
-      ],
+      ['scheduler', 'delay mean ms', 'delay p99 ms', 'JCT mean ms', 'GPU alloc', 'alloc while waiting', 'unplaceable', 'jobs lost', 'attempts lost', 'misses', 'sched ms'],
+      [e, b].map((x, i) => [
+        i === 0 ? 'engine' : 'FIFO first-fit',
+        x.queueDelayMs.mean,
+        x.queueDelayMs.p99,
+        x.jctMs.mean,
+        x.gpuAllocation,
+        x.gpuAllocationWhileWaiting,
+        x.unplaceable,
+        x.jobsLost,
+        x.attemptsLost,
+        r.scenario.countMisses ? x.misses : '-',
+        x.schedulerMs,
+      ]),
     ),
   );
   console.log(
@@ -88,10 +101,16 @@ async function main(): Promise<void> {
   const here = dirname(fileURLToPath(import.meta.url));
   const out = str('out', join(here, '..', 'results', 'replay.json'));
   const m = machine();
-  const pods = readPodList(podsFile);
-  const fleet = buildFleet(readNodeList(nodesFile), undefined, [], seededRandom(base.seed), 0);
+  const variant = str('variant', 'default');
+  if (!isVariant(variant)) throw new Error(`unknown --variant ${variant}; one of ${VARIANTS.join(', ')}`);
+  base.countMisses = f['check-misses'] === true;
+  const rows = readNodeList(nodesFile);
+  const filePods = readPodList(podsFile);
+  if (f['all-variants']) return allVariants(filePods, rows, { ...base, name: typeof f.load === 'string' ? 'custom' : 'burst', load: typeof f.load === 'string' ? Number(f.load) : 10_000 }, podsFile, nodesFile, str('out', join(dirname(fileURLToPath(import.meta.url)), '..', 'results', 'replay-variants.json')));
+  const pods = makeVariant(variant, filePods, rows, base.seed);
+  const fleet = buildFleet(rows, undefined, [], seededRandom(base.seed), 0);
   const gpus = fleet.reduce((s, n) => s + n.advertisement.gpus.length, 0);
-  console.log(`replay: ${pods.length.toLocaleString()} pods from ${podsFile}`);
+  console.log(`replay: ${pods.length.toLocaleString()} pods from ${podsFile}${variant === 'default' ? '' : ` (variant ${variant})`}`);
   console.log(`on ${fleet.length.toLocaleString()} nodes (${gpus.toLocaleString()} GPUs) from ${nodesFile}`);
   console.log(`machine: ${m.cpus} × ${m.cpuModel}, ${m.node}, load ${m.loadavg1}`);
   const runs = scenarios.map((s) => {
@@ -109,6 +128,7 @@ async function main(): Promise<void> {
         machine: m,
         loadavg1After: machine().loadavg1,
         files: { podsFile, nodesFile },
+        variant,
         fleet: { nodes: fleet.length, gpus },
         notes: [
           'Times are simulated ms (× compression / 1000 for trace seconds). Queue delay = first start − arrival; it includes the pass delay (the coordinator reacting to a change).',
@@ -122,6 +142,31 @@ async function main(): Promise<void> {
       2,
     )}\n`,
   );
+  console.log(`\nwrote ${out}`);
+}
+
+/** Every variant through one scenario, one table: same-run ratios engine ÷ FIFO first-fit. */
+function allVariants(filePods: PodRow[], rows: NodeRow[], s: ScenarioOptions, podsFile: string, nodesFile: string, out: string): void {
+  const m = machine();
+  const fleet = buildFleet(rows, undefined, [], seededRandom(s.seed), 0);
+  console.log(`replay, every variant of ${podsFile} on ${fleet.length.toLocaleString()} nodes from ${nodesFile}; scenario ${s.name} (arrivals ${s.load}× faster again)`);
+  console.log(`machine: ${m.cpus} × ${m.cpuModel}, ${m.node}, load ${m.loadavg1}\n`);
+  const runs: Array<{ variant: VariantName; run: ReturnType<typeof runScenario> }> = [];
+  for (const v of VARIANTS) runs.push({ variant: v, run: runScenario(makeVariant(v, filePods, rows, s.seed), fleet, s) });
+  const f = (v: number | null) => (v === null ? '-' : `${v.toFixed(2)}x`);
+  console.log(
+    table(
+      ['variant', 'mean ms E', 'mean ms F', 'mean E÷F', 'p99 ms E', 'p99 ms F', 'p99 E÷F', 'GPU alloc E', 'GPU alloc F', 'alloc E÷F', 'unplaceable', 'lost E', 'lost F', 'att. lost E', 'att. lost F', 'misses E'],
+      runs.map(({ variant, run }) => {
+        const e = run.results.engine as Summary;
+        const b = run.results['fifo-first-fit'] as Summary;
+        return [variant, e.queueDelayMs.mean, b.queueDelayMs.mean, f(run.ratio.meanQueueDelay), e.queueDelayMs.p99, b.queueDelayMs.p99, f(run.ratio.p99QueueDelay), e.gpuAllocation, b.gpuAllocation, f(run.ratio.gpuAllocation), e.unplaceable, e.jobsLost, b.jobsLost, e.attemptsLost, b.attemptsLost, s.countMisses ? e.misses : '-'];
+      }),
+    ),
+  );
+  console.log('\nE = placement engine, F = FIFO first-fit; delays are queue delays of completed jobs (simulated ms); misses: job-passes left waiting while a node fitted (--check-misses).');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify({ benchmark: 'replay-variants', date: new Date().toISOString(), machine: m, loadavg1After: machine().loadavg1, files: { podsFile, nodesFile }, scenario: s, variants: runs }, null, 2)}\n`);
   console.log(`\nwrote ${out}`);
 }
 

@@ -15,6 +15,7 @@ import {
   emptyNodeStats,
   emptyReputation,
   FirstFitScheduler,
+  fitOnNode,
   isDue,
   type JobRecord,
   type NodeRecord,
@@ -22,6 +23,7 @@ import {
   PlacementEngine,
   type Random,
   type ReputationState,
+  requirementsOf,
   type Scheduler,
 } from '@gpux/core';
 import { EventHeap } from './heap.js';
@@ -45,14 +47,27 @@ export interface SimOptions {
   /** Node id → failure time (sim ms). */
   failures: ReadonlyMap<string, number>;
   random: Random;
+  /**
+   * After every pass, check each job the pass left waiting against every node with the first-fit test:
+   * a job some node could take now is a miss (the instrument of issue 18). Scans nodes: slow, off by default.
+   */
+  countMisses?: boolean;
+  /** Experiments: another scheduler in place of the policy's, and the window claim (default: fair for the engine, FIFO otherwise). */
+  scheduler?: Scheduler;
+  claim?: 'fair' | 'fifo';
 }
 
 export interface SimResult {
   policy: string;
   jobs: number;
   completed: number;
+  /** Jobs that never completed although some node of the fleet could take them. */
   lost: number;
+  /** Jobs no node of the fleet fits at all (a model absent, more CPU or memory than any node of the model has): never placed, not "lost". */
+  unplaceable: number;
   lostAttempts: number;
+  /** With countMisses: job-passes in which a job stayed queued although a node could take it then. */
+  misses: number;
   queueDelayMs: Float64Array;
   jctMs: Float64Array;
   /** Queue delay (ms) of the completed jobs, by priority class and for jobs of 4 GPUs or more. */
@@ -75,7 +90,7 @@ type Ev = { t: number; seq?: number } & ({ kind: 'arrive'; job: SimJob } | { kin
 export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], o: SimOptions): SimResult {
   const index = new CapacityIndex();
   for (const n of nodes) index.upsertNode(n);
-  const scheduler: Scheduler = o.policy === 'engine' ? new PlacementEngine({ agingMs: o.agingMs, random: o.random }) : new FirstFitScheduler();
+  const scheduler: Scheduler = o.scheduler ?? (o.policy === 'engine' ? new PlacementEngine({ agingMs: o.agingMs, random: o.random }) : new FirstFitScheduler());
   const stats = new Map<string, NodeStats>();
   // The reliability score is the reputation (as the coordinator keeps it): a finished job is a completion, a lost one a lost lease.
   const reputations = new Map<string, ReputationState>();
@@ -99,7 +114,23 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
   let waitAlive = 0;
   /** Jobs queued and not placed by the last pass (or arrived since). */
   let waiting = 0;
-  const r: SimResult = { policy: o.policy, jobs: jobs.length, completed: 0, lost: 0, lostAttempts: 0, queueDelayMs: new Float64Array(0), jctMs: new Float64Array(0), delayByClass: {}, gpuAllocation: 0, gpuAllocationWhileWaiting: 0, waitingMs: 0, passes: 0, placements: 0, schedulerMs: 0, simEndMs: 0, autoCordoned: 0 };
+  // Jobs that fit no node of the whole fleet, idle (first-fit's test, memoized by shape).
+  const fitsFleet = new Map<string, boolean>();
+  const unplaceable = new Set<SimJob>();
+  for (const j of jobs) {
+    const shape = requirementsOf(j.rec).shape;
+    let ok = fitsFleet.get(shape);
+    if (ok === undefined) {
+      ok = false;
+      for (const n of index.allNodes()) if (fitOnNode(j.rec, n)) {
+        ok = true;
+        break;
+      }
+      fitsFleet.set(shape, ok);
+    }
+    if (!ok) unplaceable.add(j);
+  }
+  const r: SimResult = { policy: o.policy, jobs: jobs.length, completed: 0, lost: 0, unplaceable: unplaceable.size, misses: 0, lostAttempts: 0, queueDelayMs: new Float64Array(0), jctMs: new Float64Array(0), delayByClass: {}, gpuAllocation: 0, gpuAllocationWhileWaiting: 0, waitingMs: 0, passes: 0, placements: 0, schedulerMs: 0, simEndMs: 0, autoCordoned: 0 };
   const kick = (t: number) => {
     if (passPending) return;
     passPending = true;
@@ -122,7 +153,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     passPending = false;
     queued = queued.filter((j) => j.rec.state === 'queued');
     let window: JobRecord[];
-    if (o.policy === 'engine') window = claimWindow(queued.map((j) => j.rec), t, o.window);
+    if ((o.claim ?? (o.policy === 'engine' ? 'fair' : 'fifo')) === 'fair') window = claimWindow(queued.map((j) => j.rec), t, o.window);
     else {
       if (!fifoSorted) {
         queued.sort((a, b) => a.rec.createdAt - b.rec.createdAt);
@@ -154,6 +185,23 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
       heap.push({ t: t + job.duration, kind: 'finish', job, attemptId: p.attemptId });
       r.placements++;
     }
+    if (o.countMisses) {
+      const verdict = new Map<string, boolean>();
+      for (const rec of window) {
+        if (rec.state !== 'queued') continue;
+        const shape = requirementsOf(rec).shape;
+        let fits = verdict.get(shape);
+        if (fits === undefined) {
+          fits = false;
+          for (const n of index.allNodes()) if (fitOnNode(rec, n)) {
+            fits = true;
+            break;
+          }
+          verdict.set(shape, fits);
+        }
+        if (fits) r.misses++;
+      }
+    }
     // As the coordinator does: a pass that placed something runs another at once.
     if (placed.length > 0) {
       passPending = true;
@@ -179,7 +227,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
       kick(t);
     } else if (e.kind === 'pass') {
       pass(t);
-      waiting = queued.reduce((n, j) => n + (isDue(j.rec, t) ? 1 : 0), 0);
+      waiting = queued.reduce((n, j) => n + (isDue(j.rec, t) && !unplaceable.has(j) ? 1 : 0), 0);
     }
     else if (e.kind === 'finish') {
       const job = e.job;
@@ -221,7 +269,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     r.simEndMs = t;
   }
   const done = jobs.filter((j) => j.end !== null);
-  r.lost += jobs.filter((j) => j.end === null && j.rec.state !== 'failed').length;
+  r.lost += jobs.filter((j) => j.end === null && j.rec.state !== 'failed' && !unplaceable.has(j)).length;
   r.queueDelayMs = Float64Array.from(done, (j) => (j.firstStart as number) - j.arrival);
   r.jctMs = Float64Array.from(done, (j) => (j.end as number) - j.arrival);
   const groups: Record<string, SimJob[]> = { high: [], normal: [], low: [], '4+ GPUs': [] };

@@ -33,10 +33,12 @@ export interface PodRow {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** ../shared/traces/ beside the repository, as the issue names it. */
-export const DEFAULT_TRACES_DIR = resolve(here, '../../../shared/traces');
-export const DEFAULT_NODE_FILE = join(DEFAULT_TRACES_DIR, 'alibaba-gpu-v2023-openb_node_list_gpu_node.csv');
-export const DEFAULT_POD_FILE = join(DEFAULT_TRACES_DIR, 'alibaba-gpu-v2023-openb_pod_list_default.csv');
+/** The copies shipped in bench/replay/data/ (a user's clone has no ../shared), else ../shared/traces/ beside the repository. */
+const SHIPPED_DIR = join(here, 'data');
+const SHARED_DIR = resolve(here, '../../../shared/traces');
+const traceFile = (name: string) => (existsSync(join(SHIPPED_DIR, name)) ? join(SHIPPED_DIR, name) : join(SHARED_DIR, name));
+export const DEFAULT_NODE_FILE = traceFile('alibaba-gpu-v2023-openb_node_list_gpu_node.csv');
+export const DEFAULT_POD_FILE = traceFile('alibaba-gpu-v2023-openb_pod_list_default.csv');
 
 /** Rows of a simple CSV (no quoted commas in these files) as header → value maps. */
 export function parseCsv(text: string): Array<Record<string, string>> {

@@ -11,6 +11,13 @@
  * free for multi-GPU jobs). CPU-only jobs use a second structure: schedulable nodes in buckets by whole free
  * cores. Buckets are arrays with swap-remove, so every move is O(1) and a search can start at a random offset.
  * A node with GPUs of two classes sits in two pools; a job takes all its GPUs from one class.
+ *
+ * "No fit" without scanning (issue 18). Beside the free-GPU buckets, every pool keeps its nodes in cells by
+ * (free GPUs, whole free cores), and every cell (and every CPU bucket) an upper bound of its nodes' free
+ * memory (exact after a scan of the cell, raised on insert, left on removal). A node with k free GPUs, c free
+ * cores and m free MiB lies in a cell at level >= k, core bucket >= floor(c), with bound >= m: the exact
+ * search (exact-search.ts) looks only there, so it finds a node whenever one fits, and a job that fits
+ * nowhere costs a walk over the cells (a few thousand numbers, independent of the fleet) once bounds are tight.
  */
 import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/protocol';
 import { CPU_CLASS, marketClassOf } from '../market/classes.js';
@@ -35,6 +42,17 @@ export interface Pool {
   maxGpus: number;
   /** The market class its GPUs are priced in (core market/classes.ts), named once. */
   marketClass: string;
+  /** cells[f][b]: the slots of buckets[f] whose node has b whole free cores (see cpuBucketOf); made on first use. */
+  cells: FitCell[][];
+  /** cellTop[f]: no cell of level f above this core bucket holds a slot (an upper bound, lowered by the exact search). */
+  cellTop: number[];
+}
+
+/** Nodes of one (pool, free GPUs, whole free cores) cell, or of one CPU bucket, with a bound on their free memory. */
+export interface FitCell {
+  slots: PoolSlot[];
+  /** No slot in the cell has more free memory than this (exact after a full scan; raised on insert, kept on removal). */
+  memMax: number;
 }
 
 export interface PoolSlot {
@@ -45,6 +63,9 @@ export interface PoolSlot {
   free: number;
   /** Position in pool.buckets[free]; -1 while the node is not schedulable. */
   pos: number;
+  /** The fit cell holding the slot, and its position there; null / -1 while not schedulable. */
+  cell: FitCell | null;
+  cellPos: number;
 }
 
 export interface NodeCapacity {
@@ -120,8 +141,8 @@ export interface Reservation {
 }
 
 /** Free CPU buckets: whole cores, the last bucket holding everything above. */
-const CPU_BUCKETS = 257;
-const cpuBucketOf = (free: number) => (free <= 0 ? 0 : Math.min(CPU_BUCKETS - 1, Math.floor(free + 1e-9)));
+export const CPU_BUCKETS = 257;
+export const cpuBucketOf = (free: number) => (free <= 0 ? 0 : Math.min(CPU_BUCKETS - 1, Math.floor(free + 1e-9)));
 
 export class CapacityIndex {
   private readonly nodes = new Map<string, NodeCapacity>();
@@ -130,6 +151,8 @@ export class CapacityIndex {
   private readonly pools = new Map<string, Pool>();
   private readonly poolCache = new Map<string, Pool[]>();
   readonly cpuBuckets: NodeCapacity[][] = Array.from({ length: CPU_BUCKETS }, () => []);
+  /** cpuMemMax[b]: an upper bound of the free memory of the nodes in cpuBuckets[b] (as FitCell.memMax). */
+  readonly cpuMemMax: number[] = Array.from({ length: CPU_BUCKETS }, () => 0);
   private readonly usageByBuyer = new Map<string, number>();
   private readonly endedGangs = new Set<string>();
   /** Index price and floor per market class (core market/clearing.ts); nodes point at their class's quote. */
@@ -194,7 +217,7 @@ export class CapacityIndex {
       pool.maxCpuCores = Math.max(pool.maxCpuCores, ad.cpuCores);
       pool.maxMemoryMb = Math.max(pool.maxMemoryMb, ad.memoryMb);
       pool.maxGpus = Math.max(pool.maxGpus, indices.length);
-      n.slots.push({ node: n, pool, indices, free: indices.length, pos: -1 });
+      n.slots.push({ node: n, pool, indices, free: indices.length, pos: -1, cell: null, cellPos: -1 });
     }
     this.nodes.set(node.id, n);
     for (const id of this.heldByNode.get(node.id) ?? []) {
@@ -397,7 +420,18 @@ export class CapacityIndex {
     const key = `${cls.key}@${region ?? ''}`;
     let p = this.pools.get(key);
     if (!p) {
-      p = { key, cls, region, buckets: [], maxCpuCores: 0, maxMemoryMb: 0, maxGpus: 0, marketClass: marketClassOf({ vendor: cls.vendor, model: cls.model, vramMb: cls.vramGb * 1024 }) };
+      p = {
+        key,
+        cls,
+        region,
+        buckets: [],
+        maxCpuCores: 0,
+        maxMemoryMb: 0,
+        maxGpus: 0,
+        marketClass: marketClassOf({ vendor: cls.vendor, model: cls.model, vramMb: cls.vramGb * 1024 }),
+        cells: [],
+        cellTop: [],
+      };
       this.pools.set(key, p);
       this.poolCache.clear();
     }
@@ -421,17 +455,35 @@ export class CapacityIndex {
   }
 
   private bucket(n: NodeCapacity): void {
+    const cb = cpuBucketOf(n.freeCpu);
     for (const s of n.slots) {
-      const b = s.pool.buckets;
-      while (b.length <= s.free) b.push([]);
+      const p = s.pool;
+      const b = p.buckets;
+      while (b.length <= s.free) {
+        b.push([]);
+        p.cells.push([]);
+        p.cellTop.push(0);
+      }
       const arr = b[s.free] as PoolSlot[];
       s.pos = arr.length;
       arr.push(s);
+      const row = p.cells[s.free] as FitCell[];
+      let cell = row[cb];
+      if (!cell) {
+        cell = { slots: [], memMax: 0 };
+        row[cb] = cell;
+      }
+      s.cell = cell;
+      s.cellPos = cell.slots.length;
+      cell.slots.push(s);
+      if (n.freeMemoryMb > cell.memMax) cell.memMax = n.freeMemoryMb;
+      if (cb > (p.cellTop[s.free] as number)) p.cellTop[s.free] = cb;
     }
-    n.cpuBucket = cpuBucketOf(n.freeCpu);
-    const arr = this.cpuBuckets[n.cpuBucket] as NodeCapacity[];
+    n.cpuBucket = cb;
+    const arr = this.cpuBuckets[cb] as NodeCapacity[];
     n.cpuPos = arr.length;
     arr.push(n);
+    if (n.freeMemoryMb > (this.cpuMemMax[cb] as number)) this.cpuMemMax[cb] = n.freeMemoryMb;
   }
 
   private unbucket(n: NodeCapacity): void {
@@ -444,6 +496,14 @@ export class CapacityIndex {
         last.pos = s.pos;
       }
       s.pos = -1;
+      const cell = s.cell as FitCell;
+      const lastInCell = cell.slots.pop() as PoolSlot;
+      if (lastInCell !== s) {
+        cell.slots[s.cellPos] = lastInCell;
+        lastInCell.cellPos = s.cellPos;
+      }
+      s.cell = null;
+      s.cellPos = -1;
     }
     if (n.cpuPos >= 0) {
       const arr = this.cpuBuckets[n.cpuBucket] as NodeCapacity[];

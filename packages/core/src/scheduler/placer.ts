@@ -7,6 +7,9 @@
  * Nodes a job already failed on are a soft filter: they are used only when no other node fits, so a
  * one-node network still retries (repeat offenders are auto-cordoned instead, node-stats.ts). A job shape
  * that found no node is not searched again in the same pass: capacity only shrinks within a pass.
+ *
+ * "No fit" is decided exactly (issue 18): when the bounded search finds no node the job may use, the exact
+ * search (exact-search.ts) walks the index's fit cells, so a job waits only when no node in the index fits it.
  */
 import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
@@ -17,7 +20,8 @@ import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
 import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
 import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
-import { type Candidate, searchCandidates } from './search.js';
+import { searchExact } from './exact-search.js';
+import { type Candidate, type SearchLimits, type SearchResult, searchCandidates } from './search.js';
 import type { PlacementContext, Scheduler } from './types.js';
 
 export interface PlacementEngineOptions {
@@ -40,6 +44,8 @@ export interface PassStats {
   placed: number;
   visits: number;
   skippedShapes: number;
+  /** Jobs for which the bounded search found nothing usable and the exact search ran. */
+  exactSearches: number;
 }
 
 export class PlacementEngine implements Scheduler {
@@ -49,7 +55,7 @@ export class PlacementEngine implements Scheduler {
   readonly agingMs: number;
   readonly halfLifeMs: number;
   private readonly random: Random | undefined;
-  lastPass: PassStats = { jobs: 0, placed: 0, visits: 0, skippedShapes: 0 };
+  lastPass: PassStats = { jobs: 0, placed: 0, visits: 0, skippedShapes: 0, exactSearches: 0 };
 
   constructor(opts: PlacementEngineOptions = {}) {
     this.weights = { ...DEFAULT_SCORE_WEIGHTS, ...opts.weights };
@@ -61,7 +67,7 @@ export class PlacementEngine implements Scheduler {
   }
 
   place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[] {
-    const stats: PassStats = { jobs: jobs.length, placed: 0, visits: 0, skippedShapes: 0 };
+    const stats: PassStats = { jobs: jobs.length, placed: 0, visits: 0, skippedShapes: 0, exactSearches: 0 };
     const failed = new Set<string>();
     const out: Placement[] = [];
     for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b))) {
@@ -87,8 +93,7 @@ export class PlacementEngine implements Scheduler {
     const n = req.nodes;
     if (req.check && n === 1) return this.placeCheck(job, req, index, ctx, stats);
     const want = n === 1 ? this.sampleSize : Math.max(this.sampleSize, 4 * n);
-    const res = searchCandidates(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: n > 1 });
-    if (stats) stats.visits += res.visits;
+    const res = searchFitting(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: n > 1 }, n, stats);
     const chosen = n === 1 ? this.best(req, res.candidates, ctx.now) : this.bestGang(req, res.candidates, ctx.now, n);
     if (!chosen) return [];
     return this.commit(job, req, chosen, index, ctx);
@@ -102,18 +107,25 @@ export class PlacementEngine implements Scheduler {
     const req = requirementsOf(job);
     const excluded = new Set(excludeOperators);
     const want = Math.max(this.sampleSize, 4 * count);
-    const res = searchCandidates(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: true });
-    const byOperator = new Map<string, Candidate>();
-    for (const c of this.scored(req, res.candidates, ctx.now)) {
-      if (excluded.has(c.node.operatorId)) continue;
-      const had = byOperator.get(c.node.operatorId);
-      if (!had || better(c, had)) byOperator.set(c.node.operatorId, c);
-    }
-    const picked = [...byOperator.values()].sort(order).slice(0, count);
+    const lim = { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: true };
+    let picked = this.byOperator(req, searchCandidates(req, index, ctx.random ?? this.random, lim).candidates, excluded, count, ctx.now);
+    // Too few operators in the sample is not "too few operators": ask the exact search before giving up.
+    if (picked.length < count) picked = this.byOperator(req, searchExact(req, index, lim).candidates, excluded, count, ctx.now);
     if (picked.length < count) return [];
     const out: Placement[] = [];
     for (const c of picked) out.push(...this.commit(job, req, [c], index, ctx, false));
     return out;
+  }
+
+  /** The best candidate of each operator not excluded, best first, at most `count`. */
+  private byOperator(req: JobRequirements, cands: Candidate[], excluded: ReadonlySet<string>, count: number, now: number): Candidate[] {
+    const best = new Map<string, Candidate>();
+    for (const c of this.scored(req, cands, now)) {
+      if (excluded.has(c.node.operatorId)) continue;
+      const had = best.get(c.node.operatorId);
+      if (!had || better(c, had)) best.set(c.node.operatorId, c);
+    }
+    return [...best.values()].sort(order).slice(0, count);
   }
 
   /**
@@ -124,8 +136,7 @@ export class PlacementEngine implements Scheduler {
    */
   private placeCheck(job: JobRecord, req: JobRequirements, index: CapacityIndex, ctx: PlacementContext, stats?: PassStats): Placement[] {
     const random = ctx.random ?? this.random;
-    const res = searchCandidates(req, index, random, { want: CHECK_CANDIDATES, maxVisits: Math.max(this.maxVisits, 4 * CHECK_CANDIDATES), distinct: true });
-    if (stats) stats.visits += res.visits;
+    const res = searchFitting(req, index, random, { want: CHECK_CANDIDATES, maxVisits: Math.max(this.maxVisits, 4 * CHECK_CANDIDATES), distinct: true }, 1, stats);
     const fresh = res.candidates.filter((c) => !c.avoided);
     const pool = fresh.length > 0 ? fresh : res.candidates;
     if (pool.length === 0) return [];
@@ -187,6 +198,24 @@ export class PlacementEngine implements Scheduler {
     });
     return out;
   }
+}
+
+/**
+ * The bounded search, then the exact one when the bounded search found fewer than `need` nodes the job may use
+ * (not avoided): the bounded search is a fast sample, never the verdict that nothing fits.
+ */
+function searchFitting(req: JobRequirements, index: CapacityIndex, random: Random | undefined, lim: SearchLimits, need: number, stats?: PassStats): SearchResult {
+  const res = searchCandidates(req, index, random, lim);
+  if (stats) stats.visits += res.visits;
+  const usable = (cs: Candidate[]) => cs.reduce((k, c) => k + (c.avoided ? 0 : 1), 0);
+  const had = usable(res.candidates);
+  if (had >= need) return res;
+  const exact = searchExact(req, index, lim);
+  if (stats) {
+    stats.visits += exact.visits;
+    stats.exactSearches++;
+  }
+  return usable(exact.candidates) > had || res.candidates.length === 0 ? exact : res;
 }
 
 /** Eligible nodes a check run's draw is taken among, at most (the search stays bounded on any fleet). */
