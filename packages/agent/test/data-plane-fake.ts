@@ -52,7 +52,7 @@ export class DataPlaneFake {
   chunkPuts = 0;
   /** GET /v1/agent/uploads/:id: how often an uploader asked where to resume. */
   statusReads = 0;
-  /** Encrypted jobs (issue 13): the wrapped data key GET .../key serves per attempt (none: 404 "no data key released yet"). */
+  /** Encrypted jobs (issue 13): the wrapped data key GET .../key serves per attempt (none: 404 KEY_NOT_RELEASED). */
   readonly dataKeys = new Map<string, { wrappedKey: string; scope: 'attempt' | 'job'; jobId: string }>();
   /** Output keys announced (POST .../output-key), refusals (POST .../refuse), log entries received, per attempt. */
   readonly outputKeys = new Map<string, string>();
@@ -106,7 +106,7 @@ export class DataPlaneFake {
         return json(200, { accepted: parsed.entries.length, cancel: false });
       case 'key': {
         const k = this.dataKeys.get(id);
-        if (!k) return json(404, { error: { code: 'NOT_FOUND', message: `no data key released yet for attempt ${id}` } });
+        if (!k) return json(404, { error: { code: 'KEY_NOT_RELEASED', message: `no data key released yet for attempt ${id}` } });
         return json(200, { attemptId: id, ...k });
       }
       case 'output-key':

@@ -121,6 +121,7 @@ function e2eKeys(name: string, database: () => Promise<Database>, opts: { skip: 
 
       const waiting = await agent.request('GET', `/v1/agent/attempts/${a.attemptId}/key`);
       assert.equal(waiting.status, 404, 'no key before the buyer releases it');
+      assert.equal(waiting.body.error.code, 'KEY_NOT_RELEASED', 'told apart from an attempt that is over by its code');
       assert.match(waiting.body.error.message, /gpux job keys serve/);
 
       assert.equal((await call(h.url, 'GET', `/v1/jobs/${jobId}/key-requests`, { token: other })).status, 404, 'another buyer sees no such job');
@@ -144,7 +145,9 @@ function e2eKeys(name: string, database: () => Promise<Database>, opts: { skip: 
       assert.equal((await call(h.url, 'POST', path, { token: buyer, body: { wrappedKey: another } })).status, 409, 'one attempt, one key');
       assert.equal((await requests(buyer, jobId)).requests.length, 0, 'released: no longer requested');
 
-      assert.equal((await stranger.request('GET', `/v1/agent/attempts/${a.attemptId}/key`)).status, 404, "another node cannot read this attempt's key");
+      const strangers = await stranger.request('GET', `/v1/agent/attempts/${a.attemptId}/key`);
+      assert.equal(strangers.status, 404, "another node cannot read this attempt's key");
+      assert.notEqual(strangers.body.error.code, 'KEY_NOT_RELEASED', 'another node is not told to wait');
       const got = await agent.request('GET', `/v1/agent/attempts/${a.attemptId}/key`);
       assert.equal(got.status, 200, JSON.stringify(got.body));
       assert.equal(got.body.scope, 'attempt');
@@ -215,7 +218,9 @@ function e2eKeys(name: string, database: () => Promise<Database>, opts: { skip: 
       assert.match(attempt.error, /no data key released by the buyer/);
       assert.match(job.job.error, /no data key released by the buyer/);
       assert.ok(job.events.some((e: { type: string }) => e.type === 'attempt.refused'), 'ended as a refusal: no penalty for the node');
-      assert.equal((await agent.request('GET', `/v1/agent/attempts/${a.attemptId}/key`)).status, 404);
+      const over = await agent.request('GET', `/v1/agent/attempts/${a.attemptId}/key`);
+      assert.equal(over.status, 404);
+      assert.equal(over.body.error.code, 'NOT_FOUND', 'an ended attempt: the node stops asking');
     });
 
     test('a plain job\'s result may carry no output key nor encrypted outputs', async () => {

@@ -8,7 +8,7 @@
  * - downloadEncryptedOutputs: the result's ciphertext outputs, decrypted with the output key the node wrapped to
  *   the buyer, each plaintext checked against its digest (which the node's signed commitment covers).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -74,6 +74,57 @@ export async function saveJobDataKey(dir: string, k: JobDataKey): Promise<string
   const path = join(d, `${k.jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
   await writeSecret(path, k);
   return path;
+}
+
+/**
+ * An encrypted submission before its answer (issue 13): the data key is kept under the submission's idempotency key
+ * before the job is submitted, so a crash between submit and answer loses nothing: a retry with the same key finds
+ * it and sends the very same encrypted spec again (encrypting anew would make another spec for the same key).
+ */
+export interface PendingSubmission {
+  idempotencyKey: string;
+  dataKey: string; // base64
+  specDigest: string;
+  /** The encrypted spec as submitted. */
+  spec: JobSpec;
+  /** What it was made from (the caller's digest of the plaintext spec and its local files): a retry from anything else is refused. */
+  sourceDigest: string;
+}
+
+// Named by a digest: an idempotency key is any string; `submit-` never starts a job id.
+const pendingPath = (dir: string, idempotencyKey: string) => join(dir, JOB_KEYS_DIR, `submit-${createHash('sha256').update(idempotencyKey).digest('hex')}.json`);
+
+export async function savePendingSubmission(dir: string, p: PendingSubmission): Promise<string> {
+  await mkdir(join(dir, JOB_KEYS_DIR), { recursive: true, mode: 0o700 });
+  const path = pendingPath(dir, p.idempotencyKey);
+  await writeSecret(path, p);
+  return path;
+}
+
+/** The pending submission of this idempotency key on this machine, or null. */
+export async function loadPendingSubmission(dir: string, idempotencyKey: string): Promise<(PendingSubmission & { path: string }) | null> {
+  const path = pendingPath(dir, idempotencyKey);
+  const raw = await readFile(path, 'utf8').catch(() => null);
+  if (raw === null) return null;
+  const p = JSON.parse(raw) as PendingSubmission;
+  if (p.idempotencyKey !== idempotencyKey || Buffer.from(p.dataKey ?? '', 'base64').length !== 32 || typeof p.specDigest !== 'string' || e2eSpecDigest(p.spec) !== p.specDigest) {
+    throw new GpuxClientError(`${path} is damaged: delete it if its submission never reached the coordinator`);
+  }
+  return { ...p, path };
+}
+
+/** The job is known: its data key goes to `<jobId>.json` (written whole first), then the pending file goes. */
+export async function settlePendingSubmission(dir: string, idempotencyKey: string, jobId: string): Promise<string> {
+  const p = await loadPendingSubmission(dir, idempotencyKey);
+  if (!p) throw new GpuxClientError(`no pending submission for idempotency key ${JSON.stringify(idempotencyKey)} in ${join(dir, JOB_KEYS_DIR)}`);
+  const path = await saveJobDataKey(dir, { jobId, dataKey: p.dataKey, specDigest: p.specDigest });
+  await rm(p.path, { force: true });
+  return path;
+}
+
+/** Forget a pending submission the coordinator refused for good (no job was made from it). */
+export async function dropPendingSubmission(dir: string, idempotencyKey: string): Promise<void> {
+  await rm(pendingPath(dir, idempotencyKey), { force: true });
 }
 
 export async function loadJobDataKey(dir: string, jobId: string): Promise<JobDataKey> {

@@ -18,15 +18,20 @@ export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type Rou
 export {
   createBuyerKeys,
   downloadEncryptedOutputs,
+  dropPendingSubmission,
   encryptInputFile,
   type JobDataKey,
   keyRequestProblem,
   loadBuyerKeys,
   loadJobDataKey,
+  loadPendingSubmission,
   newDataKey,
+  type PendingSubmission,
   type ReleaseReport,
   releaseKeys,
   saveJobDataKey,
+  savePendingSubmission,
   serveKeys,
+  settlePendingSubmission,
 } from './e2e.js';
 export { type DecryptedLogEntry, EncryptedLogReader } from './e2e-logs.js';

@@ -1,6 +1,6 @@
 /**
  * The data key of an encrypted attempt (issue 13). The node asks for it while the attempt is still assigned (GET
- * /v1/agent/attempts/:id/key, 404 until the buyer's client released it), with backoff, until it comes, the attempt
+ * /v1/agent/attempts/:id/key, 404 KEY_NOT_RELEASED until the buyer's client released it), with backoff, until it comes, the attempt
  * is stopped or gone, or the wait passes its bound. It opens only with this node's X25519 key and the context the
  * node computes itself: purpose input, this job and attempt (or "any-job"/"any-attempt" for a key the buyer
  * pre-wrapped in the spec), this key's fingerprint, and e2eSpecDigest of the spec as assigned, so a key for
@@ -16,9 +16,6 @@ import { Backoff, sleep } from '../loop/backoff.js';
 export class E2eRefusal extends Error {
   override name = 'E2eRefusal';
 }
-
-/** The coordinator's answer while the buyer has not released the key yet (its other 404s mean the attempt is over). */
-const NOT_YET = /no data key released yet/;
 
 /** Longest the node waits for a key, whatever the coordinator allows (it ends the attempt itself after GPUX_E2E_KEY_WAIT_S). */
 export const MAX_KEY_WAIT_MS = 60 * 60_000;
@@ -62,7 +59,8 @@ export async function awaitDataKey(w: KeyWait): Promise<Uint8Array | null> {
         if (w.signal.aborted) return null;
         throw e;
       }
-      const waiting = e instanceof CoordinatorApiError && e.status === 404 && NOT_YET.test(e.message);
+      // KEY_NOT_RELEASED: the buyer has not released the key yet; any other 404, 409 or 410 means the attempt is over.
+      const waiting = e instanceof CoordinatorApiError && e.code === 'KEY_NOT_RELEASED';
       if (!waiting && e instanceof CoordinatorApiError && (e.status === 404 || e.status === 409 || e.status === 410)) {
         w.logger.info({ err: e.message }, 'the coordinator no longer serves this attempt\'s key; dropping it');
         return null;

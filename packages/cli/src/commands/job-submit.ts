@@ -1,13 +1,14 @@
 /** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
+import { randomUUID } from 'node:crypto';
 import type { JobSpec, JobView } from '@gpux/protocol';
-import { blobsOf, EncryptedLogReader, type GpuxClient, loadBuyerKeys } from '@gpux/sdk';
+import { blobsOf, dropPendingSubmission, EncryptedLogReader, GpuxApiError, type GpuxClient, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { summarizeJob, writeLogEntry } from '../job-format.js';
 import { formatBytes, formatDuration, toJson } from '../output.js';
 import { gpuxHome } from '../profile.js';
 import { type LocalInput, loadSpecWithFiles } from '../spec-file.js';
-import { encryptSpec, keepDataKey, serveWhileWaiting } from './keys.js';
+import { encryptedSubmission, keepDataKey, serveWhileWaiting } from './keys.js';
 
 interface SubmitFlags {
   encrypt?: boolean;
@@ -60,6 +61,15 @@ export async function uploadLocalInputs(io: Io, client: GpuxClient, spec: JobSpe
   return { ...spec, inputs };
 }
 
+/** A failed encrypted submit: a refusal for good made no job (the kept key goes); otherwise say how to retry. */
+async function forgetOrKeep(io: Io, err: unknown, idempotencyKey: string): Promise<void> {
+  if (err instanceof GpuxApiError && (err.code === 'IDEMPOTENCY_KEY_REUSED' || err.code === 'SPEC_INVALID')) {
+    await dropPendingSubmission(gpuxHome(io.env), idempotencyKey);
+    return;
+  }
+  io.err.write(`the job's data key is kept under idempotency key ${idempotencyKey}: retry with --idempotency-key ${idempotencyKey} to submit the same encrypted job\n`);
+}
+
 export function registerSubmit(job: Command, io: Io): void {
   const cmd = job
     .command('submit')
@@ -72,18 +82,25 @@ export function registerSubmit(job: Command, io: Io): void {
   jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
     const loaded = await loadSpecWithFiles(file);
     const client = clientFor(io, flags, 'buyer');
-    const e2e = flags.encrypt === true || loaded.encrypted === true ? await encryptSpec(io, client, loaded.spec, loaded.localInputs, flags.json === true) : null;
+    const encrypt = flags.encrypt === true || loaded.encrypted === true;
+    // An encrypted job's data key is kept under the idempotency key before the submit (issue 13), so it needs one now.
+    const idempotencyKey = flags.idempotencyKey ?? (encrypt ? randomUUID() : undefined);
+    if (encrypt && !flags.idempotencyKey && !flags.json) io.err.write(`idempotency key ${idempotencyKey} (if this submit is cut short, run it again with --idempotency-key ${idempotencyKey})\n`);
+    const e2e = encrypt ? await encryptedSubmission(io, client, loaded, idempotencyKey as string, flags.json === true) : null;
     const spec = e2e ? e2e.spec : loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, flags.json === true) : loaded.spec;
-    const res = await client.submitJob(spec, flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {});
-    // Kept before anything else: without it nobody can release the job's key (issue 13).
-    if (e2e && res.created) await keepDataKey(io, res.job.id, e2e.dataKey, e2e.specDigest);
+    const res = await client.submitJob(spec, idempotencyKey ? { idempotencyKey } : {}).catch(async (err: unknown) => {
+      if (e2e) await forgetOrKeep(io, err, idempotencyKey as string);
+      throw err;
+    });
+    // Kept under the job's id before anything else: without it nobody can release the job's key.
+    if (e2e) await keepDataKey(io, idempotencyKey as string, res.job.id);
     if (!flags.wait && !flags.follow) {
       if (flags.json) io.out.write(toJson(res));
       else io.out.write(res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}\n` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}\n`);
       return;
     }
     if (!flags.json) io.err.write(res.created ? `submitted job ${res.job.id} (${res.job.name})\n` : `job ${res.job.id} was already submitted with this idempotency key\n`);
-    const stopServing = e2e && res.created ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : null;
+    const stopServing = e2e ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : null;
     const final = await watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true }).finally(() => stopServing?.());
     if (flags.json) io.out.write(toJson({ job: final, created: res.created }));
     else io.out.write(`${summarizeJob(final)}\n`);

@@ -10,15 +10,28 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eSpecDigest, isBlobInput, type JobSpec } from '@gpux/protocol';
-import { createBuyerKeys, encryptInputFile, type GpuxClient, loadBuyerKeys, loadJobDataKey, newDataKey, type ReleaseReport, releaseKeys, saveJobDataKey, serveKeys } from '@gpux/sdk';
+import { e2eSpecDigest, isBlobInput, type JobSpec, sha256Hex } from '@gpux/protocol';
+import {
+  createBuyerKeys,
+  encryptInputFile,
+  type GpuxClient,
+  loadBuyerKeys,
+  loadJobDataKey,
+  loadPendingSubmission,
+  newDataKey,
+  type ReleaseReport,
+  releaseKeys,
+  savePendingSubmission,
+  serveKeys,
+  settlePendingSubmission,
+} from '@gpux/sdk';
 import type { Command } from 'commander';
 import { x25519Fingerprint } from '@gpux/protocol/e2e';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatBytes, formatKeyValues, toJson } from '../output.js';
 import { gpuxHome } from '../profile.js';
-import type { LocalInput } from '../spec-file.js';
+import type { LoadedSpec, LocalInput } from '../spec-file.js';
 
 interface Flags {
   json?: boolean;
@@ -92,9 +105,43 @@ export async function encryptSpec(io: Io, client: GpuxClient, spec: JobSpec, loc
   }
 }
 
-/** Keep the data key of a submitted encrypted job (0600): `gpux job keys` releases it to the job's nodes. */
-export async function keepDataKey(io: Io, jobId: string, dataKey: Uint8Array, specDigest: string): Promise<string> {
-  return saveJobDataKey(gpuxHome(io.env), { jobId, dataKey: Buffer.from(dataKey).toString('base64'), specDigest });
+export interface EncryptedSubmission {
+  spec: JobSpec;
+  dataKey: Uint8Array;
+  specDigest: string;
+}
+
+/**
+ * The encrypted spec of a submission, its data key kept (0600) under the idempotency key before anything is
+ * submitted: a crash between the submit and its answer would otherwise lose the key, and the job could never run.
+ * A retry with the same key finds it and submits the very same spec (a new encryption would be another spec).
+ */
+export async function encryptedSubmission(io: Io, client: GpuxClient, loaded: LoadedSpec, idempotencyKey: string, quiet: boolean): Promise<EncryptedSubmission> {
+  const home = gpuxHome(io.env);
+  const sourceDigest = submissionSource(loaded);
+  const pending = await loadPendingSubmission(home, idempotencyKey);
+  if (pending) {
+    if (pending.sourceDigest !== sourceDigest) {
+      throw new CliError(
+        `idempotency key ${JSON.stringify(idempotencyKey)} was used on this machine for another spec or other input files (${pending.path}): use another --idempotency-key, or delete that file if its submission never reached the coordinator`,
+      );
+    }
+    if (!quiet) io.err.write(`resuming the encrypted submission kept under this idempotency key (${pending.path})\n`);
+    return { spec: pending.spec, dataKey: new Uint8Array(Buffer.from(pending.dataKey, 'base64')), specDigest: pending.specDigest };
+  }
+  const e2e = await encryptSpec(io, client, loaded.spec, loaded.localInputs, quiet);
+  await savePendingSubmission(home, { idempotencyKey, dataKey: Buffer.from(e2e.dataKey).toString('base64'), specDigest: e2e.specDigest, spec: e2e.spec, sourceDigest });
+  return e2e;
+}
+
+/** The submitted job is known: its data key moves to $GPUX_HOME/e2e-jobs/ID.json, where `gpux job keys` finds it. */
+export function keepDataKey(io: Io, idempotencyKey: string, jobId: string): Promise<string> {
+  return settlePendingSubmission(gpuxHome(io.env), idempotencyKey, jobId);
+}
+
+/** What a submission was made from: the plaintext spec and its local files (where and how large; not their bytes). */
+function submissionSource(loaded: LoadedSpec): string {
+  return sha256Hex(JSON.stringify({ spec: loaded.spec, files: loaded.localInputs.map((l) => [l.index, l.path, l.file, l.size]) }));
 }
 
 /** While `--wait` watches an encrypted job, release keys in the background; the returned function stops it. */

@@ -17,6 +17,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   CONFLICT: 409,
   JOB_FINISHED: 409,
   RESULT_NOT_READY: 409,
+  /** An encrypted attempt's data key is not released yet: ask again with backoff (404 as before this code, so older nodes still wait). */
+  KEY_NOT_RELEASED: 404,
   IDEMPOTENCY_KEY_REUSED: 409,
   INSUFFICIENT_FUNDS: 402,
   /** Too many requests of one kind from one caller (Retry-After says when to try again). */

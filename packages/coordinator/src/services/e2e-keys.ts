@@ -119,7 +119,7 @@ export async function attemptKey(rt: Runtime, nodeId: string, attemptId: string)
     return { attemptId, jobId: a.jobId, wrappedKey: pre.wrappedKey, scope: 'job' };
   }
   const left = Math.max(0, Math.ceil((a.createdAt + rt.config.e2eKeyWaitSeconds * 1000 - rt.clock.now()) / 1000));
-  throw new GpuxError('NOT_FOUND', `no data key released yet for attempt ${attemptId}: the buyer's client releases it (gpux job keys serve); ask again with backoff (the attempt ends unstarted in ${left} s without one)`);
+  throw new GpuxError('KEY_NOT_RELEASED', `no data key released yet for attempt ${attemptId}: the buyer's client releases it (gpux job keys serve); ask again with backoff (the attempt ends unstarted in ${left} s without one)`);
 }
 
 /** The node announces its output key wrapped to the buyer (before its first log or output). */

@@ -171,11 +171,13 @@ export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseE
   return inTx(ctx, async (trx) => {
     const node = await trx
       .selectFrom('nodes')
-      .select('status')
+      .select(['status', 'removed_at'])
       .where('id', '=', nodeId)
       .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
       .executeTakeFirst();
     if (!node) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
+    // A heartbeat authenticated just before a ban or removal commits must not bring the node back online.
+    if (node.removed_at !== null) throw new GpuxError('UNAUTHORIZED', `node ${nodeId} was removed at ${new Date(Number(node.removed_at)).toISOString()}: register it again with a valid enrollment token`);
     await trx.updateTable('nodes').set({ status: 'online', last_heartbeat_at: now }).where('id', '=', nodeId).execute();
     if (node.status !== 'online') {
       await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);

@@ -97,7 +97,8 @@ export async function startWorld(overrides: Partial<CoordinatorConfig> = {}, hon
         assert.equal(sub.status, 201, JSON.stringify(sub.body));
         const jobId = sub.body.job.id as string;
         await waitFor(async () => target.ran.some((r) => r.jobId === jobId) || target.refused, `${target.name} takes ${jobId}`, 20_000).catch(async (e: Error) => {
-          throw new Error(`${e.message}: ${JSON.stringify((await get(`/v1/jobs/${jobId}/explain`, buyer)).body)}`);
+          const node = (await get(`/v1/nodes/${target.nodeId}`)).body.node;
+          throw new Error(`${e.message}: ${JSON.stringify((await get(`/v1/jobs/${jobId}/explain`, buyer)).body)}; ${target.name}: ${JSON.stringify({ status: node?.status, adminState: node?.adminState, reason: node?.cordonReason ?? node?.adminReason })}`);
         });
         return jobId;
       } finally {
