@@ -98,7 +98,7 @@ export async function startWorld(overrides: Partial<CoordinatorConfig> = {}, hon
         const jobId = sub.body.job.id as string;
         await waitFor(async () => target.ran.some((r) => r.jobId === jobId) || target.refused, `${target.name} takes ${jobId}`, 20_000).catch(async (e: Error) => {
           const node = (await get(`/v1/nodes/${target.nodeId}`)).body.node;
-          throw new Error(`${e.message}: ${JSON.stringify((await get(`/v1/jobs/${jobId}/explain`, buyer)).body)}; ${target.name}: ${JSON.stringify({ status: node?.status, adminState: node?.adminState, reason: node?.cordonReason ?? node?.adminReason })}`);
+          throw new Error(`${e.message}: ${JSON.stringify((await get(`/v1/jobs/${jobId}/explain`, buyer)).body)}; ${target.name}: ${JSON.stringify({ status: node?.status, adminState: node?.adminState, reason: node?.cordonReason ?? node?.adminReason })}; its penalties: ${JSON.stringify((await w.penalties(target)).penalties.map((x) => [x.kind, x.jobId]))}; it ran: ${JSON.stringify(await Promise.all(target.ran.map(async (r) => ({ ...r, kind: (await h.coord.store.getJob(r.jobId))?.kind, checkOf: (await h.coord.store.getJob(r.jobId))?.checkOf }))))}`);
         });
         return jobId;
       } finally {
