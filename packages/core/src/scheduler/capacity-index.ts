@@ -46,6 +46,9 @@ export interface Pool {
   cells: FitCell[][];
   /** cellTop[f]: no cell of level f above this core bucket holds a slot (an upper bound, lowered by the exact search). */
   cellTop: number[];
+  /** GPUs of this class on the pool's schedulable nodes, and how many of them are free (kept on every move; scarcity.ts). */
+  gpus: number;
+  freeGpus: number;
 }
 
 /** Nodes of one (pool, free GPUs, whole free cores) cell, or of one CPU bucket, with a bound on their free memory. */
@@ -431,6 +434,8 @@ export class CapacityIndex {
         marketClass: marketClassOf({ vendor: cls.vendor, model: cls.model, vramMb: cls.vramGb * 1024 }),
         cells: [],
         cellTop: [],
+        gpus: 0,
+        freeGpus: 0,
       };
       this.pools.set(key, p);
       this.poolCache.clear();
@@ -478,6 +483,8 @@ export class CapacityIndex {
       cell.slots.push(s);
       if (n.freeMemoryMb > cell.memMax) cell.memMax = n.freeMemoryMb;
       if (cb > (p.cellTop[s.free] as number)) p.cellTop[s.free] = cb;
+      p.gpus += s.indices.length;
+      p.freeGpus += s.free;
     }
     n.cpuBucket = cb;
     const arr = this.cpuBuckets[cb] as NodeCapacity[];
@@ -504,6 +511,8 @@ export class CapacityIndex {
       }
       s.cell = null;
       s.cellPos = -1;
+      s.pool.gpus -= s.indices.length;
+      s.pool.freeGpus -= s.free;
     }
     if (n.cpuPos >= 0) {
       const arr = this.cpuBuckets[n.cpuBucket] as NodeCapacity[];

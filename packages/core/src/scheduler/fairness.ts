@@ -29,8 +29,13 @@ export function effectivePriority(job: Pick<JobRecord, 'spec' | 'createdAt'>, no
 
 const byAge = (a: JobRecord, b: JobRecord) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The order one pass places a claimed window in. `usage(buyerId)`: what the buyer holds now. */
-export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: number, usage: (buyerId: string) => number): JobRecord[] {
+/**
+ * The order one pass places a claimed window in. `usage(buyerId)`: what the buyer holds now. `reach(job)`, when
+ * given, orders the jobs of one round (same class, same round-robin position, one job per buyer) by how much of
+ * the fleet can take them, least first (scarcity.ts): a job only few nodes fit goes before one with many choices
+ * of the same round. Classes, rounds and each buyer's own order are unchanged.
+ */
+export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: number, usage: (buyerId: string) => number, reach?: (job: JobRecord) => number): JobRecord[] {
   const classes = new Map<number, Map<string, JobRecord[]>>();
   for (const j of jobs) {
     const c = effectivePriority(j, now, agingMs);
@@ -51,7 +56,14 @@ export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: numb
     });
     buyers.sort((a, b) => a.usage - b.usage || a.oldest - b.oldest || (a.buyerId < b.buyerId ? -1 : 1));
     const longest = Math.max(...buyers.map((b) => b.list.length));
-    for (let round = 0; round < longest; round++) for (const b of buyers) if (round < b.list.length) out.push(b.list[round] as JobRecord);
+    const round: JobRecord[] = [];
+    for (let r = 0; r < longest; r++) {
+      round.length = 0;
+      for (const b of buyers) if (r < b.list.length) round.push(b.list[r] as JobRecord);
+      // A stable sort: buyers of equal reach keep their fair-share order.
+      if (reach && round.length > 1) round.sort((a, b) => reach(a) - reach(b));
+      out.push(...round);
+    }
   }
   return out;
 }

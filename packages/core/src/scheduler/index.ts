@@ -9,6 +9,7 @@ export * from './gpu-class.js';
 export * from './node-stats.js';
 export * from './placer.js';
 export * from './requirements.js';
+export * from './scarcity.js';
 export * from './scores.js';
 export * from './search.js';
 export * from './types.js';

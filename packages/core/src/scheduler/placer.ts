@@ -10,6 +10,9 @@
  *
  * "No fit" is decided exactly (issue 18): when the bounded search finds no node the job may use, the exact
  * search (exact-search.ts) walks the index's fit cells, so a job waits only when no node in the index fits it.
+ *
+ * Scarcity (issue 18, scarcity.ts): in a pass, jobs with a choice of GPU pools are steered off the pools the
+ * window's model-constrained jobs need, and within one round of the fair order the jobs fewest GPUs can take go first.
  */
 import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
@@ -21,6 +24,7 @@ import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
 import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
 import { searchExact } from './exact-search.js';
+import { PoolPressure } from './scarcity.js';
 import { type Candidate, type SearchLimits, type SearchResult, searchCandidates } from './search.js';
 import type { PlacementContext, Scheduler } from './types.js';
 
@@ -36,6 +40,10 @@ export interface PlacementEngineOptions {
   halfLifeMs?: number;
   /** Used when the PlacementContext brings none. */
   random?: Random;
+  /** Weight of the scarcity term (scarcity.ts): jobs with a choice leave the pools constrained jobs need. Default 3; 0 turns it off. */
+  scarcityWeight?: number;
+  /** Within one round of the fair order, try the jobs fewest GPUs can take first (fairness.ts). Default true. */
+  leastReachFirst?: boolean;
 }
 
 /** Counters of the last place() call, for benchmarks and the explain of a pass. */
@@ -54,7 +62,11 @@ export class PlacementEngine implements Scheduler {
   readonly maxVisits: number;
   readonly agingMs: number;
   readonly halfLifeMs: number;
+  readonly scarcityWeight: number;
+  readonly leastReachFirst: boolean;
   private readonly random: Random | undefined;
+  /** The pools the current pass's constrained jobs need (set by place() for its duration). */
+  private pressure: PoolPressure | undefined;
   lastPass: PassStats = { jobs: 0, placed: 0, visits: 0, skippedShapes: 0, exactSearches: 0 };
 
   constructor(opts: PlacementEngineOptions = {}) {
@@ -64,24 +76,34 @@ export class PlacementEngine implements Scheduler {
     this.agingMs = opts.agingMs ?? DEFAULT_AGING_MS;
     this.halfLifeMs = opts.halfLifeMs ?? DEFAULT_NODE_STATS_POLICY.halfLifeMs;
     this.random = opts.random;
+    this.scarcityWeight = opts.scarcityWeight ?? DEFAULT_SCARCITY_WEIGHT;
+    this.leastReachFirst = opts.leastReachFirst ?? true;
   }
 
   place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[] {
     const stats: PassStats = { jobs: jobs.length, placed: 0, visits: 0, skippedShapes: 0, exactSearches: 0 };
     const failed = new Set<string>();
     const out: Placement[] = [];
-    for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b))) {
-      const req = requirementsOf(job);
-      if (failed.has(req.shape)) {
-        stats.skippedShapes++;
-        continue;
+    const pressure = new PoolPressure(jobs, index);
+    this.pressure = this.scarcityWeight > 0 ? pressure : undefined;
+    const reach = this.leastReachFirst ? (j: JobRecord) => pressure.reach(j) : undefined;
+    try {
+      for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b), reach)) {
+        const req = requirementsOf(job);
+        if (failed.has(req.shape)) {
+          stats.skippedShapes++;
+          continue;
+        }
+        const placed = this.placeJob(job, index, ctx, stats);
+        if (placed.length === 0) failed.add(req.shape);
+        else {
+          stats.placed++;
+          out.push(...placed);
+          this.pressure?.placed(req);
+        }
       }
-      const placed = this.placeJob(job, index, ctx, stats);
-      if (placed.length === 0) failed.add(req.shape);
-      else {
-        stats.placed++;
-        out.push(...placed);
-      }
+    } finally {
+      this.pressure = undefined;
     }
     this.lastPass = stats;
     return out;
@@ -148,7 +170,11 @@ export class PlacementEngine implements Scheduler {
   }
 
   private scored(req: JobRequirements, cands: Candidate[], now: number): Candidate[] {
-    for (const c of cands) c.score = scoreNode(req, c.node, c.slot, now, this.weights, this.halfLifeMs);
+    const p = this.pressure;
+    for (const c of cands) {
+      c.score = scoreNode(req, c.node, c.slot, now, this.weights, this.halfLifeMs);
+      if (p) c.score += this.scarcityWeight * p.score(c.slot);
+    }
     return cands;
   }
 
@@ -217,6 +243,9 @@ function searchFitting(req: JobRequirements, index: CapacityIndex, random: Rando
   }
   return usable(exact.candidates) > had || res.candidates.length === 0 ? exact : res;
 }
+
+/** As heavy as the packing and reliability scores together (replay: 2 to 3 helped alike on the constrained variants). */
+export const DEFAULT_SCARCITY_WEIGHT = 3;
 
 /** Eligible nodes a check run's draw is taken among, at most (the search stays bounded on any fleet). */
 const CHECK_CANDIDATES = 256;

@@ -18,8 +18,8 @@
  * - packing: how full the node will be after this job — half its GPUs (of the class taken), a quarter each
  *   its CPU and memory — so partly used nodes fill first, whole nodes stay free for multi-GPU jobs, and a
  *   small job goes to a small node rather than take a slice of the few nodes big enough for the largest
- *   jobs (fragmentation-aware, as Alibaba's FGD and kube's MostAllocated do), less the share of the node's
- *   GPUs the placement would strand (left free without the CPU or memory to use them).
+ *   jobs (fragmentation-aware, as Alibaba's FGD and kube's MostAllocated do), less three times the share of the
+ *   node's GPUs the placement would strand (left free without the CPU or memory to use them).
  */
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
 import { priceAt } from './filters.js';
@@ -60,13 +60,19 @@ export function latencyScore(req: JobRequirements, node: NodeCapacity): number {
   return (rtt + (node.region === req.preferredRegion ? 1 : 0)) / 2;
 }
 
+/**
+ * Stranded GPUs weigh this many times their share in the packing score (issue 18): on the Alibaba trace, GPUs
+ * left free on nodes whose CPU ran out were the engine's main loss against first-fit once the fleet filled.
+ */
+export const STRANDED_WEIGHT = 3;
+
 export function packingScore(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined): number {
   const cpuLeft = Math.max(0, node.freeCpu - req.cpu);
   const memLeft = Math.max(0, node.freeMemoryMb - req.memoryMb);
   const cpu = 1 - cpuLeft / Math.max(node.cpuCores, 1e-9);
   const mem = node.memoryMb > 0 ? 1 - memLeft / node.memoryMb : 1;
   const fill = slot && req.gpuCount > 0 ? ((slot.indices.length - slot.free + req.gpuCount) / slot.indices.length) * 0.5 + cpu * 0.25 + mem * 0.25 : (cpu + mem) / 2;
-  return Math.max(0, fill - strandedShare(node, req.gpuCount, cpuLeft, memLeft));
+  return Math.max(0, fill - STRANDED_WEIGHT * strandedShare(node, req.gpuCount, cpuLeft, memLeft));
 }
 
 /**

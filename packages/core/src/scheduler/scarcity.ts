@@ -1,0 +1,94 @@
+/**
+ * Scarcity (issue 18): which GPU pools the model-constrained jobs of a pass need, so that jobs with a choice
+ * leave those pools to them. Without it the packing score sends flexible 1-GPU jobs to the small 2-GPU nodes
+ * (they fill best), which are exactly the T4 / P100 nodes that jobs naming those models then wait for.
+ *
+ * Pressure of a pool = the GPUs the pass's constrained jobs want from it ÷ its free GPUs. A job that accepts
+ * some pools but not all (a `models`, `vendor` or `minVramGb` filter, a region) spreads its GPU count over its
+ * pools in proportion to their free GPUs, so it adds count ÷ (free GPUs of its pools) to each of them. Jobs that
+ * accept every pool add the same to every pool, which changes no choice: they are left out. The score term is
+ * 1 − min(1, pressure): a pool nobody else needs scores 1, one whose free GPUs constrained jobs would take
+ * scores 0. A job with one acceptable pool gets the same term on every candidate: it only steers jobs with a choice.
+ * The engine adds it with weight DEFAULT_SCARCITY_WEIGHT (placer.ts) to the other scores, during a pass only
+ * (placeJob alone has no window to learn the demand from).
+ *
+ * Cost: one walk over the pass's window (per job shape, the index's cached pool list) when the pass starts, a
+ * map update per constrained placement, a map read per scored candidate. The pools' free-GPU counts are kept
+ * by the index on every move (capacity-index.ts), never counted by a scan.
+ */
+import type { JobRecord } from '../records.js';
+import type { CapacityIndex, Pool, PoolSlot } from './capacity-index.js';
+import { type JobRequirements, requirementsOf } from './requirements.js';
+
+export class PoolPressure {
+  private readonly pressure = new Map<Pool, number>();
+  /** Per job shape (gpuShape@region): its pools and what each of its GPUs adds to their pressure; null: it accepts every pool. */
+  private readonly shapes = new Map<string, { pools: Pool[]; perGpu: number } | null>();
+  private readonly reaches = new Map<string, number>();
+
+  constructor(
+    jobs: readonly JobRecord[],
+    private readonly index: CapacityIndex,
+  ) {
+    let pools = 0;
+    for (const _ of index.allPools()) pools++;
+    for (const job of jobs) {
+      const req = requirementsOf(job);
+      if (req.gpuCount === 0) continue;
+      const s = this.shapeOf(req, pools);
+      if (s) this.add(s, req.gpuCount * req.nodes);
+    }
+  }
+
+  /** A job of the window was placed: its claim on its pools is met. */
+  placed(req: JobRequirements): void {
+    if (req.gpuCount === 0) return;
+    const s = this.shapes.get(shapeKey(req));
+    if (s) this.add(s, -req.gpuCount * req.nodes);
+  }
+
+  /**
+   * In [0, 1]: 1 − the share of the slot's pool that constrained jobs want. 1 for CPU-only jobs (slot undefined):
+   * steering them off pressed pools' nodes sent them onto the big nodes' CPU and stranded those GPUs (replay).
+   */
+  score(slot: PoolSlot | undefined): number {
+    if (!slot || this.pressure.size === 0) return 1;
+    return 1 - Math.min(1, Math.max(0, this.pressure.get(slot.pool) ?? 0));
+  }
+
+  /**
+   * How much of the fleet can take the job: GPUs of its pools (schedulable nodes, pools with a node of enough
+   * GPUs), cached per shape for the pass; CPU-only jobs reach every node. fairOrder tries the least reached first.
+   */
+  reach(job: JobRecord): number {
+    const req = requirementsOf(job);
+    if (req.gpuCount === 0) return Number.MAX_SAFE_INTEGER;
+    const key = `${shapeKey(req)}#${req.gpuCount}`;
+    let r = this.reaches.get(key);
+    if (r === undefined) {
+      r = 0;
+      for (const p of this.index.poolsFor(req)) if (p.maxGpus >= req.gpuCount) r += p.gpus;
+      this.reaches.set(key, r);
+    }
+    return r;
+  }
+
+  private shapeOf(req: JobRequirements, allPools: number): { pools: Pool[]; perGpu: number } | null {
+    const key = shapeKey(req);
+    let s = this.shapes.get(key);
+    if (s === undefined) {
+      const pools = this.index.poolsFor(req);
+      let free = 0;
+      for (const p of pools) free += p.freeGpus;
+      s = pools.length === 0 || pools.length >= allPools ? null : { pools, perGpu: 1 / Math.max(1, free) };
+      this.shapes.set(key, s);
+    }
+    return s;
+  }
+
+  private add(s: { pools: Pool[]; perGpu: number }, gpus: number): void {
+    for (const p of s.pools) this.pressure.set(p, (this.pressure.get(p) ?? 0) + gpus * s.perGpu);
+  }
+}
+
+const shapeKey = (req: JobRequirements) => `${req.gpuShape}@${req.region ?? '\u0000'}`;
