@@ -21,7 +21,8 @@ const BASE: Partial<CoordinatorConfig> = {
   nodeOfflineAfterMs: 60_000,
   expiryPassIntervalMs: 100,
   challengeRecheckMs: 24 * 3_600_000,
-  challengeRetryMs: 400,
+  // Long enough that a loaded CI machine reads a failed proof before the retry challenge replaces it.
+  challengeRetryMs: 3000,
   // Test-sized allowances (no warm-up allowance: the real one, seconds, would hide a 4-product H100 claim).
   challengeSizing: { n: 128, maxProducts: 4, tolerance: { startupMs: 1500, warmupMs: 0 } },
 };
