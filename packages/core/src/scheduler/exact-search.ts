@@ -15,26 +15,12 @@
  */
 import type { CapacityIndex, FitCell, NodeCapacity, PoolSlot } from './capacity-index.js';
 import { CPU_BUCKETS } from './capacity-index.js';
-import { fitsFound } from './filters.js';
 import type { JobRequirements } from './requirements.js';
-import type { Candidate, SearchLimits, SearchResult } from './search.js';
+import { candidateCollector, type SearchLimits, type SearchResult } from './search.js';
 
 export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pick<SearchLimits, 'want' | 'distinct'>): SearchResult {
-  const out: Candidate[] = [];
-  const seen = lim.distinct ? new Set<string>() : undefined;
-  let found = 0;
-  let visits = 0;
-  /** Adds a fitting node; false once `want` usable candidates are found. */
-  const consider = (node: NodeCapacity, slot: PoolSlot | undefined): boolean => {
-    visits++;
-    if (fitsFound(req, node) && !(seen?.has(node.nodeId) ?? false)) {
-      seen?.add(node.nodeId);
-      const avoided = req.avoid.size > 0 && req.avoid.has(node.nodeId);
-      out.push({ node, slot, avoided, score: 0 });
-      if (!avoided) found++;
-    }
-    return found < lim.want;
-  };
+  // No visit cap: the cells walked are only those that can hold a fitting node.
+  const { consider, result } = candidateCollector(req, { ...lim, maxVisits: Number.POSITIVE_INFINITY });
   // The core bucket a fitting node can be in at the least: floor(cpu) (a fractional need shares it with nodes just short).
   const firstCb = Math.min(CPU_BUCKETS - 1, Math.floor(req.cpu + 1e-9));
   if (req.gpuCount > 0) {
@@ -48,7 +34,7 @@ export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pic
         pool.cellTop[f] = top;
         for (let b = firstCb; b <= top; b++) {
           const cell = row[b];
-          if (cell && !scanCell(cell, req.memoryMb, (s) => consider(s.node, s))) return { candidates: out, visits };
+          if (cell && !scanCell(cell, req.memoryMb, (s) => consider(s.node, s))) return result();
         }
       }
     }
@@ -59,12 +45,12 @@ export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pic
       let max = 0;
       for (const node of arr) {
         if (node.freeMemoryMb > max) max = node.freeMemoryMb;
-        if (node.freeMemoryMb >= req.memoryMb && !consider(node, undefined)) return { candidates: out, visits };
+        if (node.freeMemoryMb >= req.memoryMb && !consider(node, undefined)) return result();
       }
       index.cpuMemMax[b] = max;
     }
   }
-  return { candidates: out, visits };
+  return result();
 }
 
 /** Visit the cell's slots with enough free memory; a scan that ends makes the cell's bound exact. False: stop. */

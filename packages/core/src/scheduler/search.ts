@@ -35,12 +35,15 @@ export interface SearchResult {
   visits: number;
 }
 
-export function searchCandidates(req: JobRequirements, index: CapacityIndex, random: Random | undefined, lim: SearchLimits): SearchResult {
+/**
+ * Collects the fitting nodes a search visits (each once when `distinct`); `consider` answers false once `want`
+ * usable candidates are found or `maxVisits` nodes were visited. Shared by the bounded and the exact search.
+ */
+export function candidateCollector(req: JobRequirements, lim: { want: number; distinct?: boolean | undefined; maxVisits: number }) {
   const out: Candidate[] = [];
   const seen = lim.distinct ? new Set<string>() : undefined;
   let found = 0;
   let visits = 0;
-  const r = random ? random.next() : 0;
   const consider = (node: NodeCapacity, slot: PoolSlot | undefined): boolean => {
     visits++;
     if (fitsFound(req, node) && !(seen?.has(node.nodeId) ?? false)) {
@@ -51,6 +54,12 @@ export function searchCandidates(req: JobRequirements, index: CapacityIndex, ran
     }
     return found < lim.want && visits < lim.maxVisits;
   };
+  return { consider, result: (): SearchResult => ({ candidates: out, visits }) };
+}
+
+export function searchCandidates(req: JobRequirements, index: CapacityIndex, random: Random | undefined, lim: SearchLimits): SearchResult {
+  const { consider, result } = candidateCollector(req, lim);
+  const r = random ? random.next() : 0;
   const levelCap = Math.max(lim.want, Math.ceil(lim.maxVisits / 8));
   if (req.gpuCount > 0) {
     const pools = index.poolsFor(req).filter((p) => p.maxCpuCores >= req.cpu - 1e-9 && p.maxMemoryMb >= req.memoryMb);
@@ -75,7 +84,7 @@ export function searchCandidates(req: JobRequirements, index: CapacityIndex, ran
           if (j >= len) continue;
           seen++;
           const slot = arr[(Math.floor(r * len) + j) % len] as PoolSlot;
-          if (!consider(slot.node, slot)) return { candidates: out, visits };
+          if (!consider(slot.node, slot)) return result();
         }
       }
     }
@@ -92,8 +101,8 @@ export function searchCandidates(req: JobRequirements, index: CapacityIndex, ran
       const len = arr.length;
       if (len === 0) continue;
       const start = Math.floor(r * len);
-      for (let j = 0; j < len && j < levelCap; j++) if (!consider(arr[(start + j) % len] as NodeCapacity, undefined)) return { candidates: out, visits };
+      for (let j = 0; j < len && j < levelCap; j++) if (!consider(arr[(start + j) % len] as NodeCapacity, undefined)) return result();
     }
   }
-  return { candidates: out, visits };
+  return result();
 }
