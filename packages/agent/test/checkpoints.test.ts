@@ -10,15 +10,13 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
-import { seededRandom, systemClock } from '@gpux/core';
-import { type Assignment, generateNodeKeyPair, nodeIdFromPublicKey, parseJobSpec, type ResultReport } from '@gpux/protocol';
+import { type Assignment, parseJobSpec, type ResultReport } from '@gpux/protocol';
 import { buildBusyboxImage, requireDocker, TEST_IMAGE } from '@gpux/testing';
 import { Header } from 'tar';
-import { CoordinatorClient } from '../src/coordinator-client.js';
 import { extractArchive, writeArchive } from '../src/data/checkpoint-archive.js';
-import { DockerExecutor, ProcessExecutor, silentLogger } from '../src/index.js';
+import { DockerExecutor, } from '../src/index.js';
 import { type AttemptContext, AttemptRunner } from '../src/loop/attempt-runner.js';
-import { DataPlaneFake } from './data-plane-fake.js';
+import { type DataPlaneFake, nodeOnFake } from './data-plane-fake.js';
 import { until } from './fake-coordinator.js';
 import { tempDir } from './helpers.js';
 
@@ -26,24 +24,7 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const LIMITS = { maxBytes: 1024 * 1024, maxEntries: 100 };
 
 async function setup(t: { after(fn: () => unknown): void }, checkpointEveryMs = 100) {
-  const fake = await new DataPlaneFake().listen(t);
-  const pair = generateNodeKeyPair();
-  const identity = { nodeId: nodeIdFromPublicKey(pair.publicKey), ...pair };
-  fake.nodePublicKey = identity.publicKey;
-  const client = new CoordinatorClient({ baseUrl: fake.url, identity });
-  const workRoot = await tempDir(t, 'gpux-checkpoints-');
-  const ctx: AttemptContext = {
-    client,
-    executor: new ProcessExecutor({ allowUnsafe: true, workRoot, killGraceMs: 2000 }),
-    clock: systemClock,
-    random: seededRandom(1),
-    logger: silentLogger,
-    gpuUuids: () => [],
-    giveUpAt: () => null,
-    stopping: new AbortController().signal,
-    checkCancel: async () => true,
-    transfer: { retryDelayMs: 10, checkpointEveryMs },
-  };
+  const { fake, ctx, workRoot } = await nodeOnFake(t, { prefix: 'gpux-checkpoints-', killGraceMs: 2000, ctx: { transfer: { retryDelayMs: 10, checkpointEveryMs } } });
   return { fake, ctx, workRoot };
 }
 

@@ -7,7 +7,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { publicKeyFromRaw, type ResultReport, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
+import { seededRandom, systemClock } from '@gpux/core';
+import { generateNodeKeyPair, nodeIdFromPublicKey, publicKeyFromRaw, type ResultReport, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
+import type { X25519KeyPair } from '@gpux/protocol/e2e';
+import { CoordinatorClient } from '../src/coordinator-client.js';
+import { ProcessExecutor, silentLogger } from '../src/index.js';
+import type { AttemptContext } from '../src/loop/attempt-runner.js';
+import { tempDir } from './helpers.js';
 
 export interface FakeUpload {
   id: string;
@@ -254,4 +260,34 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/**
+ * A node (fresh identity, process executor in a temp work root) whose attempts talk to `fake`: the context the
+ * data-plane, checkpoint and encryption tests run AttemptRunners with. `ctx` overrides or adds context fields.
+ */
+export async function nodeOnFake(
+  t: { after(fn: () => unknown): void },
+  o: { fake?: DataPlaneFake; prefix: string; encryption?: X25519KeyPair; killGraceMs?: number; ctx?: Partial<AttemptContext> },
+) {
+  const fake = o.fake ?? (await new DataPlaneFake().listen(t));
+  const pair = generateNodeKeyPair();
+  const identity = { nodeId: nodeIdFromPublicKey(pair.publicKey), ...pair, ...(o.encryption ? { encryption: o.encryption } : {}) };
+  fake.nodePublicKey = identity.publicKey;
+  const client = new CoordinatorClient({ baseUrl: fake.url, identity });
+  const workRoot = await tempDir(t, o.prefix);
+  const ctx: AttemptContext = {
+    client,
+    executor: new ProcessExecutor({ allowUnsafe: true, workRoot, ...(o.killGraceMs === undefined ? {} : { killGraceMs: o.killGraceMs }) }),
+    clock: systemClock,
+    random: seededRandom(1),
+    logger: silentLogger,
+    gpuUuids: () => [],
+    giveUpAt: () => null,
+    stopping: new AbortController().signal,
+    checkCancel: async () => true,
+    transfer: { retryDelayMs: 10 },
+    ...o.ctx,
+  };
+  return { fake, client, ctx, workRoot };
 }

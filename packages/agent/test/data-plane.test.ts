@@ -9,13 +9,11 @@ import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { seededRandom, systemClock } from '@gpux/core';
-import { type Assignment, generateNodeKeyPair, type InputFile, inputRootDigest, nodeIdFromPublicKey, parseJobSpec, type ResultReport } from '@gpux/protocol';
-import { CoordinatorClient } from '../src/coordinator-client.js';
+import { type Assignment, type InputFile, inputRootDigest, parseJobSpec, type ResultReport } from '@gpux/protocol';
 import { attemptDataPlane } from '../src/data/attempt-data.js';
-import { ProcessExecutor, silentLogger } from '../src/index.js';
+import { silentLogger } from '../src/index.js';
 import { type AttemptContext, AttemptRunner } from '../src/loop/attempt-runner.js';
-import { DataPlaneFake } from './data-plane-fake.js';
+import { type DataPlaneFake, nodeOnFake } from './data-plane-fake.js';
 import { until } from './fake-coordinator.js';
 import { tempDir } from './helpers.js';
 
@@ -23,27 +21,7 @@ const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function setup(t: { after(fn: () => unknown): void }, o: { allowNetwork?: boolean; urlFetch?: typeof fetch } = {}) {
-  const fake = await new DataPlaneFake().listen(t);
-  const pair = generateNodeKeyPair();
-  const identity = { nodeId: nodeIdFromPublicKey(pair.publicKey), ...pair };
-  fake.nodePublicKey = identity.publicKey;
-  const client = new CoordinatorClient({ baseUrl: fake.url, identity });
-  const workRoot = await tempDir(t, 'gpux-data-plane-');
-  const ctx: AttemptContext = {
-    client,
-    executor: new ProcessExecutor({ allowUnsafe: true, workRoot }),
-    clock: systemClock,
-    random: seededRandom(1),
-    logger: silentLogger,
-    gpuUuids: () => [],
-    giveUpAt: () => null,
-    stopping: new AbortController().signal,
-    checkCancel: async () => true,
-    allowNetwork: o.allowNetwork === true,
-    ...(o.urlFetch ? { urlFetch: o.urlFetch } : {}),
-    transfer: { retryDelayMs: 10 },
-  };
-  return { fake, client, ctx, workRoot };
+  return nodeOnFake(t, { prefix: 'gpux-data-plane-', ctx: { allowNetwork: o.allowNetwork === true, ...(o.urlFetch ? { urlFetch: o.urlFetch } : {}) } });
 }
 
 function assignment(command: string, inputs: InputFile[], extra: Record<string, unknown> = {}): Assignment {

@@ -10,8 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { seededRandom, systemClock } from '@gpux/core';
-import { type Assignment, e2eSpecDigest, generateNodeKeyPair, nodeIdFromPublicKey, outputRootDigest, parseJobSpec, type ResultReport } from '@gpux/protocol';
+import { type Assignment, e2eSpecDigest, outputRootDigest, parseJobSpec, type ResultReport } from '@gpux/protocol';
 import {
   decryptBuffer,
   decryptLogData,
@@ -23,11 +22,10 @@ import {
   type X25519KeyPair,
   x25519Fingerprint,
 } from '@gpux/protocol/e2e';
-import { CoordinatorClient } from '../src/coordinator-client.js';
-import { loadOrCreateIdentity, ProcessExecutor, silentLogger } from '../src/index.js';
+import { loadOrCreateIdentity, } from '../src/index.js';
 import { ENC_KEY_FILE } from '../src/e2e/node-encryption-key.js';
 import { type AttemptContext, AttemptRunner } from '../src/loop/attempt-runner.js';
-import { DataPlaneFake } from './data-plane-fake.js';
+import { type DataPlaneFake, nodeOnFake } from './data-plane-fake.js';
 import { tempDir } from './helpers.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -35,26 +33,15 @@ const buyer = generateX25519KeyPair();
 const MARKER = `MARKER-${randomBytes(8).toString('hex')}`;
 
 async function node(t: { after(fn: () => unknown): void }, fake?: DataPlaneFake) {
-  fake ??= await new DataPlaneFake().listen(t);
-  const pair = generateNodeKeyPair();
-  const identity = { nodeId: nodeIdFromPublicKey(pair.publicKey), ...pair, encryption: generateX25519KeyPair() };
-  fake.nodePublicKey = identity.publicKey;
-  const client = new CoordinatorClient({ baseUrl: fake.url, identity });
-  const workRoot = await tempDir(t, 'gpux-e2e-attempt-');
-  const ctx: AttemptContext = {
-    client,
-    executor: new ProcessExecutor({ allowUnsafe: true, workRoot, killGraceMs: 2000 }),
-    clock: systemClock,
-    random: seededRandom(1),
-    logger: silentLogger,
-    gpuUuids: () => [],
-    giveUpAt: () => null,
-    stopping: new AbortController().signal,
-    checkCancel: async () => true,
-    transfer: { retryDelayMs: 10, checkpointEveryMs: 100 },
-    keyWait: { minDelayMs: 20, maxWaitMs: 20_000 },
-  };
-  return { fake, ctx, enc: identity.encryption };
+  const enc = generateX25519KeyPair();
+  const made = await nodeOnFake(t, {
+    ...(fake ? { fake } : {}),
+    prefix: 'gpux-e2e-attempt-',
+    encryption: enc,
+    killGraceMs: 2000,
+    ctx: { transfer: { retryDelayMs: 10, checkpointEveryMs: 100 }, keyWait: { minDelayMs: 20, maxWaitMs: 20_000 } },
+  });
+  return { fake: made.fake, ctx: made.ctx, enc };
 }
 
 /** An encrypted job's assignment with one input (its plaintext encrypted under `dataKey`, the ciphertext a blob of `fake`). */
