@@ -36,6 +36,7 @@ import {
   UPLOAD_OFFSET_HEADER,
   WorkResponse,
 } from '@gpux/protocol';
+import { streamedBody } from '@gpux/protocol/tls-fetch';
 import type { z } from 'zod';
 import type { NodeIdentity } from './identity.js';
 
@@ -230,14 +231,12 @@ export class CoordinatorClient {
   ): Promise<Response> {
     const timeout = o.timeoutMs === null ? undefined : AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs);
     const signals = [o.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const init: RequestInit & { duplex?: 'half' } = { method, headers: o.headers, ...(signals.length ? { signal: AbortSignal.any(signals) } : {}) };
-    if (o.body) {
-      // An async iterable body (undici takes one) keeps backpressure: the chunk is read from disk as it is sent.
-      init.body = o.body as unknown as ReadableStream<Uint8Array>;
-      init.duplex = 'half';
-      // A redirect would make undici keep a copy of the whole chunk (to resend it) until the request ends.
-      init.redirect = 'error';
-    }
+    const init: RequestInit & { duplex?: 'half' } = {
+      method,
+      headers: o.headers,
+      ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
+      ...(o.body ? streamedBody(o.body) : {}),
+    };
     let res: Response;
     try {
       res = await this.doFetch(`${this.base}${path}`, init);

@@ -69,3 +69,12 @@ export function tlsFetchFromFiles(opts: { caFile?: string; pins?: readonly strin
   }
   return tlsFetch({ ...(ca ? { ca } : {}), ...(opts.pins ? { pins: opts.pins } : {}) });
 }
+
+/**
+ * Request fields for a streamed upload body: an async iterable (undici takes one, and it keeps backpressure, where
+ * Readable.toWeb reads ahead without bound on Node 20), half duplex, and no redirects — following one would make
+ * undici tee the body to replay it, holding a whole chunk in memory until the request ends.
+ */
+export function streamedBody(body: AsyncIterable<Uint8Array>): { body: ReadableStream<Uint8Array>; duplex: 'half'; redirect: 'error' } {
+  return { body: body as unknown as ReadableStream<Uint8Array>, duplex: 'half', redirect: 'error' };
+}

@@ -16,6 +16,7 @@ import type { GpuxClient } from './client.js';
 import { GpuxApiError, GpuxClientError, GpuxConnectionError } from './errors.js';
 import { apiError, buildPath, callRoute, guardToken, type RouteResponse, type TransportConfig } from './transport.js';
 import { ROUTES } from '@gpux/protocol';
+import { streamedBody } from '@gpux/protocol/tls-fetch';
 
 export interface BlobTransferOptions {
   signal?: AbortSignal;
@@ -83,14 +84,7 @@ export class GpuxBlobs {
       guardToken(this.cfg);
       headers.authorization = `Bearer ${this.cfg.token}`;
     }
-    const req: RequestInit & { duplex?: 'half' } = { method, headers, ...this.sig(init.signal) };
-    if (init.body) {
-      // An async iterable body (undici takes one) keeps backpressure: Readable.toWeb reads ahead without bound on Node 20.
-      req.body = init.body as unknown as ReadableStream<Uint8Array>;
-      req.duplex = 'half';
-      // Without redirect 'error', undici tees the body to replay it after a redirect and keeps a whole chunk in memory.
-      req.redirect = 'error';
-    }
+    const req: RequestInit & { duplex?: 'half' } = { method, headers, ...this.sig(init.signal), ...(init.body ? streamedBody(init.body) : {}) };
     let res: Response;
     try {
       res = await this.cfg.fetch(this.cfg.baseUrl + path, req);
