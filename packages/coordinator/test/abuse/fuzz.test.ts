@@ -277,6 +277,11 @@ describe('fuzz: no 5xx for any input', () => {
       { path: `/v1/agent/attempts/${attemptId}/result`, base: { ...report('failed', {}, 3), outcome: 'failed' } },
       { path: `/v1/agent/attempts/${attemptId}/start`, base: undefined },
       { path: '/v1/agent/attempts/att-unknown/logs', base: { entries: [{ seq: 0, stream: 'stdout', data: 'hi', at: now }] } },
+      // Issues 13 and 19: refusals, output and checkpoint uploads, the encrypted job's output key.
+      { path: `/v1/agent/attempts/${attemptId}/refuse`, base: { reason: 'the seal did not verify' } },
+      { path: `/v1/agent/attempts/${attemptId}/outputs`, base: { path: 'out.bin', sha256: 'a'.repeat(64), size: 10 } },
+      { path: `/v1/agent/attempts/${attemptId}/checkpoints`, base: { sha256: 'b'.repeat(64), size: 10 } },
+      { path: `/v1/agent/attempts/${attemptId}/output-key`, base: { wrappedKey: `${'A'.repeat(107)}=` } },
     ];
   };
   const AGENT_PATHS: (string | number)[][] = [
@@ -298,6 +303,11 @@ describe('fuzz: no 5xx for any input', () => {
     ['entries', 0, 'data'],
     ['entries', 0, 'at'],
     ['entries', 0, 'stream'],
+    ['reason'],
+    ['path'],
+    ['sha256'],
+    ['size'],
+    ['wrappedKey'],
     ['events'],
     ['events', 0, 'type'],
     ['events', 0, 'at'],
