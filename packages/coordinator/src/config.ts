@@ -32,6 +32,13 @@ export interface CoordinatorConfig {
   maxQueuedPerBuyer: number;
   /** GPUX_EXPIRY_PASS_MS. Period of the node-offline and lease-expiry pass. Default 1000. */
   expiryPassIntervalMs: number;
+  /**
+   * GPUX_LEADER_LEASE_MS. Replicas on one PostgreSQL (issue 14): the leader renews its lease every third of this;
+   * when it dies, another replica leads within this plus a third. Default 10000.
+   */
+  leaderLeaseMs: number;
+  /** GPUX_INDEX_RESYNC_MS. Replicas on PostgreSQL rebuild their capacity index from the store this often (a lost message costs at most this). Default 60000. */
+  indexResyncMs: number;
   /** GPUX_BODY_LIMIT_BYTES. Largest request body. Default 4 MiB. */
   bodyLimitBytes: number;
   /** GPUX_RESULT_BODY_LIMIT_BYTES. Largest result report (it carries inline outputs). Default 16 MiB. */
@@ -248,6 +255,8 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'scheduleBatchSize',
     'maxQueuedPerBuyer',
     'expiryPassIntervalMs',
+    'leaderLeaseMs',
+    'indexResyncMs',
     'bodyLimitBytes',
     'resultBodyLimitBytes',
     'retryBaseBackoffMs',
@@ -341,6 +350,8 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     scheduleBatchSize: int(env, 'GPUX_SCHEDULE_BATCH', 1, 100_000) ?? 1000,
     maxQueuedPerBuyer: int(env, 'GPUX_MAX_QUEUED_PER_BUYER', 1, 10_000_000) ?? 10_000,
     expiryPassIntervalMs: int(env, 'GPUX_EXPIRY_PASS_MS', 1) ?? 1000,
+    leaderLeaseMs: int(env, 'GPUX_LEADER_LEASE_MS', 300, 600_000) ?? 10_000,
+    indexResyncMs: int(env, 'GPUX_INDEX_RESYNC_MS', 1000, 86_400_000) ?? 60_000,
     bodyLimitBytes: int(env, 'GPUX_BODY_LIMIT_BYTES', 1024) ?? 4 * 1024 * 1024,
     resultBodyLimitBytes: int(env, 'GPUX_RESULT_BODY_LIMIT_BYTES', 1024) ?? 16 * 1024 * 1024,
     logLevel: (logLevel as LogLevel | undefined) ?? 'info',

@@ -15,8 +15,10 @@ import {
   transitionDecider,
 } from '@gpux/core';
 import type { Logger } from 'pino';
+import { type ClusterBus, soloBus } from './cluster/bus.js';
+import { SharedNonces } from './cluster/shared-nonces.js';
 import type { CoordinatorConfig } from './config.js';
-import { NodeKeyCache, NonceCache } from './http/node-auth.js';
+import { NodeKeyCache, NonceCache, type NonceClaims } from './http/node-auth.js';
 import { Signer } from './identity/signer.js';
 import { SchedulingLoop } from './loops/scheduling.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -33,11 +35,14 @@ export interface CoordinatorDeps {
   settlementAdapter?: SettlementAdapter;
   /** The coordinator's key (start.ts loads the key file); absent: a key held in memory only. */
   signer?: Signer;
+  /** How this replica tells the others (issue 14); absent: nobody to tell (one process). */
+  bus?: ClusterBus;
 }
 
 export interface Runtime extends CoordinatorDeps {
   /** clock.now() when this process started; node requests signed earlier are refused. */
   startedAt: number;
+  /** Replaced whole by a resync (cluster/follow.ts): read it through rt, never keep it. */
   index: CapacityIndex;
   /** Nodes the index holds as offline, so a heartbeat knows to bring them back. */
   offlineNodes: Set<string>;
@@ -48,7 +53,8 @@ export interface Runtime extends CoordinatorDeps {
   work: Waiters;
   /** Log long-polls by job id. */
   logs: Waiters;
-  nonces: NonceCache;
+  /** In memory for one process; shared through PostgreSQL by replicas (cluster/shared-nonces.ts). */
+  nonces: NonceClaims;
   nodeKeys: NodeKeyCache;
   delivery: DeliveryTracker;
   scheduling: SchedulingLoop;
@@ -58,20 +64,26 @@ export interface Runtime extends CoordinatorDeps {
   settlementAdapter: SettlementAdapter;
   /** Seals every order an agent acts on (issue 19). */
   signer: Signer;
+  bus: ClusterBus;
+  /** Whether this replica leads now (runs the scheduling and the other periodic passes). */
+  leads(): boolean;
 }
 
 export function createRuntime(deps: CoordinatorDeps): Runtime {
+  const bus = deps.bus ?? soloBus('solo');
   const rt = {
     ...deps,
+    bus,
+    leads: () => true,
     startedAt: deps.clock.now(),
     index: new CapacityIndex(),
     offlineNodes: new Set<string>(),
     scheduler: new PlacementEngine({ random: deps.random }),
     decider: transitionDecider({ baseBackoffMs: deps.config.retryBaseBackoffMs, maxBackoffMs: deps.config.retryMaxBackoffMs }),
     metrics: createMetrics(deps.store),
-    work: new Waiters(),
-    logs: new Waiters(),
-    nonces: new NonceCache(),
+    work: new Waiters((node) => bus.publish({ t: 'work', node })),
+    logs: new Waiters((job) => bus.publish({ t: 'logs', job })),
+    nonces: deps.store.dialect === 'postgres' ? new SharedNonces(deps.store) : new NonceCache(),
     nodeKeys: new NodeKeyCache(deps.store),
     delivery: new DeliveryTracker(),
     book: new PriceBook(deps.config.treasuryFeeBps),
@@ -87,6 +99,7 @@ export function attemptEnded(rt: Runtime, attemptId: string, jobId: string, outc
   rt.index.release(attemptId);
   rt.delivery.forget(attemptId);
   rt.metrics.attemptsFinished.inc({ outcome });
-  rt.logs.wake(jobId);
+  rt.bus.publish({ t: 'ended', attempt: attemptId, job: jobId });
+  rt.logs.wakeLocal(jobId); // the others wake on 'ended'
   rt.scheduling.kick();
 }

@@ -7,16 +7,12 @@ import { type Clock, type Random, type SettlementAdapter, type Store, systemCloc
 import type { CoordinatorKey } from '@gpux/protocol';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
+import { busFor, startReplica } from './cluster/replica.js';
 import { type CoordinatorConfig, storePolicies } from './config.js';
 import { loadOrCreateKeyFile } from './identity/key-file.js';
 import { Signer } from './identity/signer.js';
 import { createLogger } from './logger.js';
 import { rebuildIndex } from './loops/capacity.js';
-import { CanaryLoop } from './loops/canaries.js';
-import { ChallengeLoop } from './loops/challenges.js';
-import { ExpiryLoop } from './loops/expiry.js';
-import { MarketLoop } from './loops/market.js';
-import { VerificationLoop } from './loops/verification.js';
 import { cryptoRandom } from './random.js';
 import { createRuntime } from './runtime.js';
 import { openStore } from './store/index.js';
@@ -76,17 +72,13 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       bootstrapOperatorToken = (await issueToken(store, { role: 'operator', name: 'bootstrap' }, clock, random)).token;
       logger.info('issued the bootstrap operator token');
     }
-    const rt = createRuntime({ store, config, clock, random, logger, signer, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
+    const bus = busFor(store, config.db, logger);
+    const rt = createRuntime({ store, config, clock, random, logger, signer, bus, ...(opts.settlementAdapter ? { settlementAdapter: opts.settlementAdapter } : {}) });
     const extended = await store.extendActiveLeases(clock.now() + config.leaseTtlMs);
     // Before the index fills: with the challenge required, a node not proven is never schedulable.
     rt.index.requireProof = config.challenge === 'required';
     const counts = await rebuildIndex(rt);
     const app = buildApp({ store, config, clock, random, logger, runtime: rt, ...(tls ? { tls } : {}) });
-    const expiry = new ExpiryLoop(rt);
-    const market = new MarketLoop(rt);
-    const verification = new VerificationLoop(rt);
-    const canaries = new CanaryLoop(rt);
-    const challenges = new ChallengeLoop(rt);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -97,13 +89,11 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
       (k) => logger.info({ fingerprint: k.fingerprint, activeFrom: new Date(k.activeFrom).toISOString() }, 'coordinator key rotated: the new key signs from activeFrom on'),
       opts.keyWatchIntervalMs,
     );
-    rt.scheduling.start();
-    expiry.start();
-    market.start();
-    verification.start();
-    canaries.start();
-    challenges.start();
-    logger.info({ port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended }, 'coordinator listening');
+    const replica = await startReplica(rt);
+    logger.info(
+      { port, host: config.host, db: store.dialect, nodes: counts.nodes, activeAttempts: counts.attempts, leasesExtended: extended, replica: rt.bus.replicaId, leads: replica.leads() },
+      'coordinator listening',
+    );
 
     let closing: Promise<void> | undefined;
     const close = () => {
@@ -112,7 +102,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
         stopKeyWatch();
         rt.work.close();
         rt.logs.close();
-        await Promise.all([rt.scheduling.stop(), expiry.stop(), market.stop(), verification.stop(), canaries.stop(), challenges.stop()]);
+        await replica.stop();
         await app.close();
         if (ownsStore) await store.close();
         logger.info('coordinator stopped');

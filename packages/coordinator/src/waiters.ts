@@ -20,6 +20,9 @@ export class Waiters {
   private wakes = 0;
   private wakeFloor = 0;
 
+  /** `announce`: tell the other replicas about a wake here (their long-polls on the key wake too). */
+  constructor(private readonly announce?: (key: string) => void) {}
+
   subscribe(key: string): Subscription {
     const sub = new Sub(() => this.remove(key, sub));
     if (this.closed) sub.fire();
@@ -31,7 +34,14 @@ export class Waiters {
     return sub;
   }
 
+  /** Wake the key here and on every other replica. */
   wake(key: string): void {
+    this.wakeLocal(key);
+    this.announce?.(key);
+  }
+
+  /** Wake the key on this replica only (another replica's wake, arriving on the bus). */
+  wakeLocal(key: string): void {
     this.wakes++;
     this.woken.set(key, this.wakes);
     if (this.woken.size > MAX_KEYS) {
@@ -43,6 +53,15 @@ export class Waiters {
     if (!set) return;
     this.subs.delete(key);
     for (const s of set) s.fire();
+  }
+
+  /** Wake every key (messages may have been lost): each waiter rereads the store. */
+  wakeAll(): void {
+    this.woken.clear();
+    this.wakeFloor = ++this.wakes;
+    const all = [...this.subs.values()];
+    this.subs.clear();
+    for (const set of all) for (const s of set) s.fire();
   }
 
   /** End every wait now and every later one at once (server shutdown). */

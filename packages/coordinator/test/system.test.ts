@@ -12,7 +12,10 @@ describe('system routes', () => {
   after(() => h.close());
 
   test('healthz and readyz', async () => {
-    assert.deepEqual((await call(h.url, 'GET', '/healthz')).body, { status: 'ok' });
+    const health = (await call(h.url, 'GET', '/healthz')).body as { status: string; replica: { id: string; leader: boolean } };
+    assert.equal(health.status, 'ok');
+    assert.equal(health.replica.leader, true); // one process on SQLite always leads
+    assert.match(health.replica.id, /^rep_/);
     const ready = await call(h.url, 'GET', '/readyz');
     assert.equal(ready.status, 200);
     assert.equal(ready.body.status, 'ok');

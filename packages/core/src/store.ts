@@ -8,6 +8,7 @@
 import type { AttemptsPort } from './store/attempts.js';
 import type { BlobsPort } from './store/blobs.js';
 import type { CanaryPort } from './store/canaries.js';
+import type { ClusterPort } from './store/cluster.js';
 import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
 import type { JobBlobsPort } from './store/job-blobs.js';
@@ -27,6 +28,7 @@ export type { ChallengeDigestsInput, ChallengeDigestsResult, ChallengePort, Chal
 export type { HistoryPort, JobHistoryPage } from './store/history.js';
 export type { AgentUploadKind, AgentUploadRecord, BeginAgentUploadInput, CheckpointRecord, JobBlobRefPolicy, JobBlobsPort } from './store/job-blobs.js';
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
+export { type ClusterPort, type LeaseGrant, LeaseLostError } from './store/cluster.js';
 export type { AttemptKeyRecord, E2eKeysPort, KeyWaitingAttempt, NodeEncryptionKeyRecord } from './store/e2e-keys.js';
 export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
@@ -36,7 +38,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

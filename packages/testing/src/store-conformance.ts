@@ -14,6 +14,7 @@ import { attemptWriteTests } from './conformance/ports/attempt-writes.js';
 import { attemptTests } from './conformance/ports/attempts.js';
 import { blobTests } from './conformance/ports/blobs.js';
 import { challengeTests } from './conformance/ports/challenges.js';
+import { clusterTests } from './conformance/ports/cluster.js';
 import { equivocationTests } from './conformance/ports/equivocations.js';
 import { historyTests } from './conformance/ports/history.js';
 import { jobTests } from './conformance/ports/jobs.js';
@@ -49,6 +50,7 @@ export function runStoreConformance(name: string, open: OpenStore, opts: { skip?
     describe('challenges port: proof-of-hardware challenges and node proof state', () => challengeTests(open));
     describe('history port: events, job history, counts', () => historyTests(open));
     describe('blobs port: uploads, holds, quota, what the GC may sweep', () => blobTests(open));
+    describe('cluster port: the leader lease and its fence, shared nonces, the fit check at assign', () => clusterTests(open));
     describe('flows: job money (hold, settle, release, top-up, stake locks)', () => jobMoneyTests(open));
     describe('flows: cancel grace and fee carry', () => cancelGraceTests(open));
     describe('flows: abandoned leases (fees, suspension)', () => leasePenaltyTests(open));

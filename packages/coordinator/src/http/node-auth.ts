@@ -5,17 +5,22 @@
  * The nonce cache is in memory. Entries live 2 × MAX_CLOCK_SKEW_MS: a request older than the skew is
  * refused by its timestamp anyway, so older nonces need not be remembered. A restart forgets the cache,
  * so requests timestamped before this coordinator started are refused too; agents sign with a fresh
- * timestamp on every try, so they only notice if their clock runs behind ours. Several coordinator
- * replicas behind one address would each need to see every nonce: they need a shared cache (not built).
+ * timestamp on every try, so they only notice if their clock runs behind ours. Replicas on one PostgreSQL
+ * also share every nonce through the database (cluster/shared-nonces.ts), so a replay to another replica fails too.
  */
 import type { KeyObject } from 'node:crypto';
 import { type Clock, GpuxError, type Store } from '@gpux/core';
 import { MAX_CLOCK_SKEW_MS, nodeIdFromPublicKey, publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
 import type { FastifyRequest } from 'fastify';
 
-const NONCE_TTL_MS = 2 * MAX_CLOCK_SKEW_MS;
+export const NONCE_TTL_MS = 2 * MAX_CLOCK_SKEW_MS;
 
-export class NonceCache {
+/** Claims a nonce once: true when it is new (and now remembered), false for a replay. */
+export interface NonceClaims {
+  claim(nodeId: string, nonce: string, now: number): boolean | Promise<boolean>;
+}
+
+export class NonceCache implements NonceClaims {
   private readonly seen = new Map<string, number>();
   private lastSweep = 0;
 
@@ -81,7 +86,7 @@ export class NodeKeyCache {
 
 export interface NodeAuthDeps {
   clock: Clock;
-  nonces: NonceCache;
+  nonces: NonceClaims;
   keys: NodeKeyCache;
   /** Requests timestamped before this are refused (see the module comment). */
   startedAt: number;
@@ -137,6 +142,6 @@ export async function authenticateNode(deps: NodeAuthDeps, req: FastifyRequest, 
     );
   }
   // Claim the nonce only for a valid signature, so forged requests cannot burn a real agent's nonces.
-  if (!deps.nonces.claim(nodeId, nonce, now)) fail('this nonce was used already (replay)');
+  if (!(await deps.nonces.claim(nodeId, nonce, now))) fail('this nonce was used already (replay)');
   return nodeId;
 }

@@ -7,7 +7,8 @@ import { buildOpenApi } from './openapi.js';
 const READY_TIMEOUT_MS = 2000;
 
 export function mountSystemRoutes(app: FastifyInstance, rt: Runtime): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Which replica answered and whether it leads (issue 14): a load balancer or an operator can see the leader move.
+  app.get('/healthz', async () => ({ status: 'ok', replica: { id: rt.bus.replicaId, leader: rt.leads() } }));
   app.get('/readyz', async (_req, reply) => {
     let timer: NodeJS.Timeout | undefined;
     try {

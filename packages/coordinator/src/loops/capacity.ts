@@ -4,7 +4,7 @@
  * active attempt's reservation (with its buyer, for fair share, gang flag and stake lock).
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
-import { jobCpu, type JobRecord, jobMemoryMb, type NodeRecord } from '@gpux/core';
+import { type AttemptRecord, jobCpu, type JobRecord, jobMemoryMb, type NodeRecord, type Reservation } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 import { applyNodeAsks, quoteFromBook } from '../services/market.js';
 import { DAY_MS } from '../services/price-book.js';
@@ -35,12 +35,7 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
   }
   rt.scheduling.statsSince = statsAt;
   rt.scheduling.reputationSince = await refreshReputations(rt, 0);
-  // The last day of prices (for the change figures), and the latest of classes quiet for longer.
-  const latest = await store.latestPrices();
-  const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
-  const history = latest.length ? await store.priceHistory({ sinceAt: since, limit: 1_000_000 }) : [];
-  rt.book.load([...history, ...latest].sort((a, b) => a.epoch - b.epoch), await store.listAsks());
-  index.quotes.refresh();
+  await loadBook(rt);
   for (const n of nodeRecords) applyNodeAsks(rt, n.id, n.providerId, n.advertisement.gpus);
   for (const s of await store.listStakes()) index.setStake(s.nodeId, s.staked);
   const jobs = new Map<string, JobRecord | undefined>();
@@ -48,19 +43,33 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
   for (const a of active) {
     if (!jobs.has(a.jobId)) jobs.set(a.jobId, await store.getJob(a.jobId));
     const job = jobs.get(a.jobId);
-    index.reserve({
-      attemptId: a.id,
-      nodeId: a.nodeId,
-      gpuIndices: a.gpuIndices,
-      cpu: job ? jobCpu(job) : 1,
-      memoryMb: job ? jobMemoryMb(job) : 0,
-      jobId: a.jobId,
-      ...(job ? { buyerId: job.buyerId } : {}),
-      ...(a.gang ? { gang: true } : {}),
-      ...(a.price ? { stakeLock: a.price.stakeLock } : {}),
-    });
+    index.reserve(reservationOf(a, job));
   }
   return { nodes, attempts: active.length };
+}
+
+/** The price book from the store: the last day of prices (for the change figures), the latest of classes quiet for longer, the asks. */
+export async function loadBook(rt: Runtime): Promise<void> {
+  const latest = await rt.store.latestPrices();
+  const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
+  const history = latest.length ? await rt.store.priceHistory({ sinceAt: since, limit: 1_000_000 }) : [];
+  rt.book.load([...history, ...latest].sort((a, b) => a.epoch - b.epoch), await rt.store.listAsks());
+  rt.index.quotes.refresh();
+}
+
+/** The index's reservation for an active attempt (cpu and memory from its job's spec). */
+export function reservationOf(a: AttemptRecord, job: JobRecord | undefined): Reservation {
+  return {
+    attemptId: a.id,
+    nodeId: a.nodeId,
+    gpuIndices: a.gpuIndices,
+    cpu: job ? jobCpu(job) : 1,
+    memoryMb: job ? jobMemoryMb(job) : 0,
+    jobId: a.jobId,
+    ...(job ? { buyerId: job.buyerId } : {}),
+    ...(a.gang ? { gang: true } : {}),
+    ...(a.price ? { stakeLock: a.price.stakeLock } : {}),
+  };
 }
 
 /** Gang jobs whose members the store may have ended together: give back what is no longer active. */

@@ -30,6 +30,7 @@ export class ExpiryLoop extends PeriodicPass {
         // The index follows the store: offline, out of the buckets and out of the market's supply.
         index.setStatus(nodeId, 'offline');
         this.rt.offlineNodes.add(nodeId);
+        this.rt.bus.publish({ t: 'node', node: nodeId });
         logger.info({ nodeId }, 'node offline: no heartbeat');
       }
     }

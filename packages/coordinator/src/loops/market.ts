@@ -29,6 +29,7 @@ export class MarketLoop {
 
   async epoch(): Promise<void> {
     const points = await runEpoch(this.rt, this.rt.clock.now());
+    this.rt.bus.publish({ t: 'prices' });
     this.rt.logger.debug({ epoch: this.rt.book.epoch, classes: points.length }, 'price index moved');
   }
 

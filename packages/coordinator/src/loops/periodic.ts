@@ -32,7 +32,9 @@ export abstract class PeriodicPass {
     await this.running;
   }
 
+  /** One pass now; on a replica that does not lead (issue 14) nothing: the leader's pass does the work. */
   run(): Promise<void> {
+    if (!this.rt.leads()) return Promise.resolve();
     this.running ??= this.tick()
       .then(() => undefined)
       .catch((err) => this.rt.logger.error({ err }, `${this.what} failed`))

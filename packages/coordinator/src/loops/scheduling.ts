@@ -9,6 +9,7 @@
 import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 import { pricePlacements } from '../services/market.js';
+import { resyncIndex } from '../cluster/follow.js';
 import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
 
 export class SchedulingLoop {
@@ -25,11 +26,15 @@ export class SchedulingLoop {
   reputationSince = 0;
   /** The fair claim starts at this buyer, rotating, so more buyers than a window holds all get turns. */
   private fromBuyer = '';
+  /** Rebuild the index from the store before the next pass (cluster/follow.ts resyncIndex). */
+  private resyncDue = false;
 
-  constructor(private readonly rt: Runtime) {}
+  constructor(private rt: Runtime) {}
 
-  start(): void {
+  /** Start passing; `leader`: the runtime whose store is fenced by this replica's lease (issue 14). */
+  start(leader?: Runtime): void {
     if (this.started) return;
+    if (leader) this.rt = leader;
     this.started = true;
     this.interval = setInterval(() => void this.run(), this.rt.config.schedulePassIntervalMs);
     this.interval.unref();
@@ -44,9 +49,19 @@ export class SchedulingLoop {
     await this.running;
   }
 
-  /** Ask for a pass soon. Kicks arriving together (a burst of submits) share one pass. */
+  /** Rebuild the index between two passes (never during one: its placements are reserved before they commit). */
+  resync(): void {
+    this.resyncDue = true;
+    this.kick();
+  }
+
+  /** Ask for a pass soon, here or (off the leader) on the leader. Kicks arriving together (a burst of submits) share one pass. */
   kick(): void {
-    if (!this.started || this.kickTimer) return;
+    if (!this.started) {
+      this.rt.bus.publish({ t: 'kick' });
+      return;
+    }
+    if (this.kickTimer) return;
     this.kickTimer = setTimeout(() => {
       this.kickTimer = undefined;
       void this.run();
@@ -82,7 +97,12 @@ export class SchedulingLoop {
    * place ends the run.
    */
   async pass(): Promise<boolean> {
-    const { store, config, clock, random, index, scheduler, metrics, logger } = this.rt;
+    const { store, config, clock, random, scheduler, metrics, logger } = this.rt;
+    if (this.resyncDue) {
+      this.resyncDue = false;
+      await resyncIndex(this.rt);
+    }
+    const { index } = this.rt;
     const now = clock.now();
     metrics.schedulePasses.inc();
     await releaseEndedGangs(this.rt);

@@ -14,6 +14,7 @@ import type {
 import type { Principal } from '../http/bearer-auth.js';
 import { attemptEnded, type Runtime } from '../runtime.js';
 import { issueEnrollment } from '../tokens.js';
+import { nodeChanged } from '../cluster/follow.js';
 
 const EXPIRE_BATCH = 1000;
 /** Live enrollments one account may hold: enough for every rack and site, not a table-filling loop. */
@@ -86,11 +87,8 @@ export async function revokeEnrollment(rt: Runtime, p: Principal, id: string, re
   const res = await rt.store.revokeEnrollment(id, now, removeNodes);
   if (!res) throw new GpuxError('NOT_FOUND', `enrollment ${id} not found`);
   for (const nodeId of res.removedNodeIds) {
-    rt.nodeKeys.markRemoved(nodeId, now);
-    const node = await rt.store.getNode(nodeId);
-    if (node) rt.index.upsertNode(node); // offline now: out of placement and supply
-    rt.index.setSchedulable(nodeId, false);
-    rt.offlineNodes.delete(nodeId); // a heartbeat must not bring it back (it is refused anyway)
+    // Removed: refused from its next request, out of placement and supply, never brought back by a heartbeat.
+    await nodeChanged(rt, nodeId);
     rt.work.wake(nodeId);
   }
   let lostAttempts = 0;

@@ -21,6 +21,7 @@ const MAX_CANCELS = 1024;
 import { heartbeatChallenge } from './challenges.js';
 import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
 import { checkResultEncryption } from './e2e-keys.js';
+import { nodeChanged } from '../cluster/follow.js';
 
 /**
  * Cancels for attempts the agent lists but that are not active here are sealed too (50 µs each): at most this
@@ -47,9 +48,7 @@ export async function heartbeat(rt: Runtime, nodeId: string, held: readonly stri
   const now = rt.clock.now();
   const { cancelAttemptIds } = await store.heartbeat(nodeId, now, now + config.leaseTtlMs);
   if (rt.offlineNodes.has(nodeId)) {
-    const node = await store.getNode(nodeId);
-    if (node) rt.index.upsertNode(node);
-    rt.offlineNodes.delete(nodeId);
+    await nodeChanged(rt, nodeId);
     rt.logger.info({ nodeId }, 'node back online');
     rt.scheduling.kick();
   } else if (rt.scheduling.backlog && rt.index.usage(nodeId).activeAttempts === 0) {

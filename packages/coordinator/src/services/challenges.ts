@@ -104,6 +104,7 @@ export async function challengeProvider(rt: Runtime, node: NodeRecord, resetProo
     if (n && (n.proof?.state !== 'proven' || (resetProof && n.id === node.id))) rt.index.setProof(n.id, { ...emptyProof(), ...n.proof, state: 'challenging', reason: null });
   }
   if (resetProof && !issued.some((c) => c.nodeId === node.id)) rt.index.setProof(node.id, { ...emptyProof(), ...node.proof, state: 'challenging', reason: null });
+  for (const c of issued) rt.bus.publish({ t: 'node', node: c.nodeId });
   if (issued.length > 0) rt.logger.info({ nodeId: node.id, providerId: node.providerId, challenged: issued.length }, 'proof-of-hardware challenge issued');
   return issued;
 }
@@ -184,6 +185,7 @@ export async function postDigests(rt: Runtime, nodeId: string, id: string, body:
   });
   if (!res.ok) {
     rt.index.setProof(nodeId, res.node.proof);
+    rt.bus.publish({ t: 'node', node: nodeId });
     rt.logger.warn({ nodeId, challengeId: c.id, reason: res.challenge.reason }, 'proof-of-hardware challenge failed');
     throw new GpuxError('CONFLICT', `challenge ${c.id} ${res.challenge.reason}; the node takes no job until a later challenge passes (next at ${new Date(rt.config.challengeRetryMs + now).toISOString()})`);
   }
@@ -218,6 +220,7 @@ export async function postReveal(rt: Runtime, nodeId: string, id: string, body: 
     nextCheckAt: verdict.outcome === 'passed' ? nextRecheckAt(rt, now) : now + rt.config.challengeRetryMs,
   });
   rt.index.setProof(nodeId, after.proof);
+  rt.bus.publish({ t: 'node', node: nodeId });
   if (verdict.outcome === 'passed') {
     rt.logger.info({ nodeId, challengeId: c.id, class: verdict.provenClass, score: verdict.score }, 'node proved its hardware');
     rt.scheduling.kick();
@@ -262,6 +265,7 @@ export async function challengePass(rt: Runtime, limit = 1000): Promise<{ expire
   const expired = await rt.store.expireChallenges(now, rt.config.challengeRetryMs, limit);
   for (const n of expired) {
     rt.index.setProof(n.id, n.proof);
+    rt.bus.publish({ t: 'node', node: n.id });
     rt.logger.warn({ nodeId: n.id, reason: n.proof?.reason }, 'proof-of-hardware challenge timed out');
   }
   let issued = 0;

@@ -9,6 +9,7 @@ import { type AttemptRecord, type EquivocationRecord, GpuxError, type Verificati
 import { canonicalJson, inputRootDigest, metricsDigest, outputRootDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
 import type { z } from 'zod';
 import { attemptEnded, type Runtime } from '../runtime.js';
+import { nodeChanged } from '../cluster/follow.js';
 
 const EXPIRE_BATCH = 1000;
 
@@ -67,10 +68,7 @@ export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId:
  */
 export async function takeOutBannedNode(rt: Runtime, nodeId: string, now: number): Promise<void> {
   rt.nodeKeys.markRemoved(nodeId, now);
-  const node = await rt.store.getNode(nodeId);
-  if (node) rt.index.upsertNode(node);
-  rt.index.setSchedulable(nodeId, false);
-  rt.offlineNodes.delete(nodeId);
+  await nodeChanged(rt, nodeId);
   rt.work.wake(nodeId);
   for (;;) {
     const lost = await rt.store.expireLeases(now, rt.decider, EXPIRE_BATCH);

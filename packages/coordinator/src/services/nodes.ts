@@ -3,6 +3,7 @@ import { GpuxError, type NodeRecord, tierChangeRefusal } from '@gpux/core';
 import type { ListNodesResponse, NodeAdminState, NodeStatus, NodeTier, NodeView } from '@gpux/protocol';
 import type { Runtime } from '../runtime.js';
 import { nodeView, reputationView } from '../views.js';
+import { nodeChanged } from '../cluster/follow.js';
 
 /** The node's view with its reputation valued now. */
 async function viewOf(rt: Runtime, node: NodeRecord): Promise<NodeView> {
@@ -26,7 +27,7 @@ export async function getNode(rt: Runtime, id: string): Promise<NodeView> {
 export async function setAdminState(rt: Runtime, id: string, state: NodeAdminState): Promise<NodeView> {
   if (!(await rt.store.getNode(id))) throw new GpuxError('NODE_NOT_FOUND', `no node ${id}`);
   const node = await rt.store.setNodeAdminState(id, state, rt.clock.now());
-  rt.index.upsertNode(node); // schedulable again only if online and active
+  await nodeChanged(rt, id); // schedulable again only if online and active
   rt.logger.info({ nodeId: id, adminState: state }, 'node admin state set');
   if (state === 'active') rt.scheduling.kick();
   return viewOf(rt, node);
@@ -41,7 +42,7 @@ export async function setTier(rt: Runtime, id: string, tier: NodeTier, operatorI
   if (refusal) throw new GpuxError('REQUEST_INVALID', refusal, { problems: [{ path: 'tier', message: 'attested cannot be set by hand' }] });
   if (!(await rt.store.getNode(id))) throw new GpuxError('NODE_NOT_FOUND', `no node ${id}`);
   const node = await rt.store.setNodeTier(id, tier, rt.clock.now(), { source: 'operator', reason: `set by ${operatorId}` });
-  rt.index.upsertNode(node); // the scheduler's tier filter reads it from the index
+  await nodeChanged(rt, id); // the scheduler's tier filter reads it from the index
   rt.logger.info({ nodeId: id, tier, by: operatorId }, 'node tier set');
   if (tier === 'curated') rt.scheduling.kick(); // jobs asking for curated may fit now
   return viewOf(rt, node);

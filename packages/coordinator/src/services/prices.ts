@@ -64,6 +64,7 @@ export async function setAsk(rt: Runtime, p: Principal, cls: string, price: numb
   }
   const asks = await rt.store.setAsk(p.accountId, cls, price, rt.clock.now());
   rt.book.setAsk(p.accountId, cls, price);
+  rt.bus.publish({ t: 'asks', provider: p.accountId });
   for (const n of rt.index.allNodes()) {
     if (n.providerId === p.accountId) applyNodeAsks(rt, n.nodeId, n.providerId, n.gpus);
   }

@@ -10,9 +10,9 @@ import type { Runtime } from '../runtime.js';
 import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 import { adProblems } from './advertisement-check.js';
 import { afterRegister } from './challenges.js';
-import { applyNodeAsks } from './market.js';
 import { checkNodeEncryptionKey, storeNodeEncryptionKey } from './e2e-keys.js';
 import { RegisterRate } from './register-rate.js';
+import { nodeChanged } from '../cluster/follow.js';
 
 const HOW = 'create one with `gpux enrollment create` (or POST /v1/enrollments) and start the agent with --enrollment-token';
 
@@ -87,9 +87,7 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   });
   await storeNodeEncryptionKey(rt, nodeId, input.encryptionKey);
   rt.nodeKeys.remember(nodeId, publicKey);
-  rt.index.upsertNode(node);
-  applyNodeAsks(rt, node.id, node.providerId, node.advertisement.gpus);
-  rt.offlineNodes.delete(nodeId);
+  await nodeChanged(rt, node.id);
   // Proof of hardware: challenge it (provider-wide) unless proven for this advertisement; off: 'skipped'.
   // The node is registered either way: if this fails, the challenge loop issues it on its next pass.
   await afterRegister(rt, before, node).catch((err: unknown) => rt.logger.error({ err, nodeId }, 'issuing the proof-of-hardware challenge failed'));

@@ -29,6 +29,7 @@ export async function nodeStake(rt: Runtime, p: Principal, nodeId: string): Prom
 export async function addStake(rt: Runtime, p: Principal, nodeId: string, amount: number): Promise<StakeView> {
   const s = await rt.store.addStake({ nodeId, providerId: p.accountId, amount, now: rt.clock.now() });
   rt.index.setStake(nodeId, s.staked);
+  rt.bus.publish({ t: 'node', node: nodeId });
   rt.logger.info({ nodeId, providerId: p.accountId, amount, staked: s.staked }, 'stake added');
   rt.scheduling.kick();
   return stakeView(s);
@@ -38,6 +39,7 @@ export async function unstake(rt: Runtime, p: Principal, nodeId: string, amount:
   const now = rt.clock.now();
   const s = await rt.store.unbondStake({ id: newId('unb', now, rt.random), nodeId, providerId: p.accountId, amount, releaseAt: now + rt.config.unbondDelayMs, now });
   rt.index.setStake(nodeId, s.staked);
+  rt.bus.publish({ t: 'node', node: nodeId });
   rt.logger.info({ nodeId, providerId: p.accountId, amount, staked: s.staked }, 'stake unbonding');
   return stakeView(s);
 }

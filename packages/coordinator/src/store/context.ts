@@ -1,5 +1,5 @@
 /** Dialect quirk flags, the coordinator's store policies, the shared store context, and the write-transaction helper. */
-import { type AttemptDeadlinePolicy, DEFAULT_DEADLINE_POLICY, DEFAULT_NODE_STATS_POLICY, type NodeStatsPolicy } from '@gpux/core';
+import { type AttemptDeadlinePolicy, DEFAULT_DEADLINE_POLICY, DEFAULT_NODE_STATS_POLICY, LeaseLostError, type NodeStatsPolicy } from '@gpux/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -63,6 +63,25 @@ export interface StoreContext {
   deadlines?: AttemptDeadlinePolicy;
   /** StorePolicies.auditBudgetBps; absent: DEFAULT_AUDIT_BUDGET_BPS (store/treasury-flows.ts auditBudgetBpsOf). */
   auditBudgetBps?: number;
+  /** Set on the leader's view of the store (Store.fenced): every write transaction first checks this lease. */
+  fence?: Fence;
+}
+
+export interface Fence {
+  name: string;
+  holder: string;
+  epoch: number;
+}
+
+/**
+ * First in a fenced write transaction: the lease must still be this grant. On PostgreSQL the row is read FOR SHARE,
+ * so a takeover (which updates the row) waits until this transaction ends, and every later write of the old leader
+ * fails here: no write of a deposed leader commits after its successor has taken over.
+ */
+async function checkFence(trx: Kysely<Database>, q: StoreQuirks, fence: Fence): Promise<void> {
+  const query = trx.selectFrom('coordinator_leases').select(['holder', 'epoch']).where('name', '=', fence.name);
+  const row = await (q.forUpdate ? query.forShare() : query).executeTakeFirst();
+  if (!row || row.holder !== fence.holder || Number(row.epoch) !== fence.epoch) throw new LeaseLostError(fence.name, fence.epoch);
 }
 
 /** The node-stats policy in force: the given fields over core's defaults (an undefined field keeps its default). */
@@ -96,6 +115,7 @@ export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promis
       await sql.raw(ctx.q.beginWrite).execute(conn);
       try {
         await run(relaxed?.inside);
+        if (ctx.fence) await checkFence(conn, ctx.q, ctx.fence);
         const result = await fn(conn);
         await sql.raw('commit').execute(conn);
         return result;

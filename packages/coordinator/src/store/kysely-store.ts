@@ -18,6 +18,7 @@ import * as enrollments from './enrollments.js';
 import * as equivocations from './equivocations.js';
 import * as verification from './verification.js';
 import * as canaries from './canary-catalog.js';
+import * as cluster from './cluster.js';
 import * as challenges from './challenges.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
@@ -37,16 +38,29 @@ import type { Database } from './schema.js';
 export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}): Store {
   const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(policies), deadlines: resolveDeadlines(policies), ...(policies.auditBudgetBps !== undefined && { auditBudgetBps: policies.auditBudgetBps }) };
   let closed: Promise<void> | undefined;
+  // Idempotent: closing twice is harmless.
+  return storeOver(ctx, () => {
+    closed ??= db.destroy();
+    return closed;
+  });
+}
+
+/** The Store over one context; a fenced view shares the connection pool (and leaves closing it to its parent). */
+function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
   return {
     dialect: ctx.q.dialect,
     migrate: async () => {
       await runMigrations(ctx);
     },
-    // Idempotent: closing twice is harmless.
-    close: () => {
-      closed ??= db.destroy();
-      return closed;
+    close,
+    acquireLease: (name, holder, now, ttlMs, epoch) => cluster.acquireLease(ctx, name, holder, now, ttlMs, epoch),
+    releaseLease: (name, holder, epoch) => cluster.releaseLease(ctx, name, holder, epoch),
+    getLease: (name) => cluster.getLease(ctx, name),
+    fenced(lease) {
+      return storeOver({ ...ctx, fence: { name: lease.name, holder: lease.holder, epoch: lease.epoch } }, async () => {}) as typeof this;
     },
+    claimNonces: (items) => cluster.claimNonces(ctx, items),
+    pruneNonces: (now, limit) => cluster.pruneNonces(ctx, now, limit),
 
     createToken: (t) => tokens.createToken(ctx, t),
     findTokenByHash: (hash) => tokens.findTokenByHash(ctx, hash),

@@ -4,6 +4,7 @@
  */
 import { ACCOUNTS, type AttemptRecord, type JobRecord, type Placement } from '@gpux/core';
 import { type Insertable, type Kysely, sql } from 'kysely';
+import { fitAtCommit } from './assign-fit.js';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { insertEvents, type NewEvent } from './events.js';
 import { balanceIn } from './ledger.js';
@@ -142,7 +143,7 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
   }
   const sorted = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
   return inTx(ctx, async (trx) => {
-    const covered = await coveredByStake(trx, ctx, sorted, members);
+    const covered = await fitAtCommit(trx, ctx, await coveredByStake(trx, ctx, sorted, members), members);
     const won = new Set<string>();
     for (const batch of chunks(covered, 3, ctx.q)) {
       let ids = batch.map((p) => p.jobId);

@@ -3,6 +3,7 @@ import type { Generated } from 'kysely';
 import type { BlobsTable, BlobUploadsTable } from './blob-schema.js';
 import type { AgentUploadsTable, JobBlobsTable } from './job-blob-schema.js';
 import type { AttemptKeysTable, NodeEncryptionKeysTable } from './e2e-key-schema.js';
+import type { CoordinatorLeasesTable, NodeNoncesTable } from './cluster-schema.js';
 
 export interface TokensTable {
   id: string;
@@ -459,5 +460,7 @@ export interface Database {
   agent_uploads: AgentUploadsTable; // 0017
   node_encryption_keys: NodeEncryptionKeysTable; // 0018
   attempt_keys: AttemptKeysTable; // 0018
+  coordinator_leases: CoordinatorLeasesTable; // 0019
+  node_nonces: NodeNoncesTable; // 0019
   gpux_migrations: MigrationsTable;
 }

@@ -393,6 +393,11 @@ export class CapacityIndex {
     return this.reservations.has(attemptId);
   }
 
+  /** Ids of the attempts holding room on the node. */
+  reservedOn(nodeId: string): string[] {
+    return [...(this.heldByNode.get(nodeId) ?? [])];
+  }
+
   /**
    * Jobs of gang members released since the last call. When one member ends, the store may end its siblings
    * in the same transaction; the scheduling pass reads those jobs' attempts back and releases the ended ones.

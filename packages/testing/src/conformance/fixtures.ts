@@ -57,11 +57,25 @@ export function placement(jobId: string, attemptId: string, nodeId: string, leas
   return { jobId, attemptId, nodeId, gpuIndices, leaseExpiresAt };
 }
 
+let gpuPairs = 0;
+/**
+ * Two GPU indices no earlier call returned: assign checks GPUs at commit, and money tests put several 2-GPU attempts
+ * on one fixture node (the check does not hold indices to the advertisement; the scheduler does).
+ */
+export function distinctGpuPair(): number[] {
+  const base = 2 * gpuPairs++;
+  return [base, base + 1];
+}
+
 /** Submit a job and assign it to `nodeId` (registering the node); returns the attempt. */
 export async function assigned(store: Store, jobId: string, attemptId: string, nodeId: string, now: number, jobOver: Parameters<typeof submit>[3] = {}) {
   if (!(await store.getNode(nodeId))) await register(store, nodeId, now);
   if (!(await store.getJob(jobId))) await submit(store, jobId, now, jobOver);
-  const [attempt] = await store.assign([placement(jobId, attemptId, nodeId, now + 30_000)], now);
+  // The lowest GPU index no active attempt holds: assign checks GPUs at commit (a fixture node may run several jobs).
+  const held = new Set((await store.listActiveAttempts(nodeId)).flatMap((a) => a.gpuIndices));
+  let gpu = 0;
+  while (held.has(gpu)) gpu++;
+  const [attempt] = await store.assign([placement(jobId, attemptId, nodeId, now + 30_000, [gpu])], now);
   if (!attempt) throw new Error(`could not assign ${jobId}`);
   return attempt;
 }

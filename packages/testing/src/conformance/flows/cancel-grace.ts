@@ -21,7 +21,7 @@ import {
   transitionDecider,
 } from '@gpux/core';
 import type { JobSpecInput } from '@gpux/protocol';
-import { advertisement, code, type OpenStore, placement, result, spec, T0, withStore } from '../fixtures.js';
+import { advertisement, code, distinctGpuPair, type OpenStore, placement, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
 const BUYER = 'buyer-c';
@@ -50,7 +50,7 @@ async function node(store: Store, nodeId: string, providerId: string, locks = 1)
 /** A paid job assigned at a price (lease until start + 40 s) and started at `start`. */
 async function running(store: Store, jobId: string, attemptId: string, nodeId: string, start: number, p: AttemptPriceRecord): Promise<void> {
   await store.submitJob({ id: jobId, buyerId: BUYER, spec: spec(SPEC), idempotencyKey: null, now: start - 2, payment: { asset: 'usdc', capPerUnitHour: CAP, units: 2, held: HELD } });
-  const pl: Placement = { ...placement(jobId, attemptId, nodeId, start + 40_000, [0, 1]), price: p };
+  const pl: Placement = { ...placement(jobId, attemptId, nodeId, start + 40_000, distinctGpuPair()), price: p };
   const [a] = await store.assign([pl], start - 1);
   assert.ok(a, `assign ${jobId}`);
   await store.startAttempt(attemptId, nodeId, start);

@@ -20,7 +20,7 @@ import {
   transitionDecider,
 } from '@gpux/core';
 import type { Asset, JobSpecInput } from '@gpux/protocol';
-import { advertisement, code, eventTypes, type OpenStore, placement, register, result, spec, T0, withStore } from '../fixtures.js';
+import { advertisement, code, distinctGpuPair, eventTypes, type OpenStore, placement, register, result, spec, T0, withStore } from '../fixtures.js';
 
 const decide = transitionDecider();
 
@@ -60,7 +60,7 @@ async function stakedNode(store: Store, nodeId: string, locks = 1, providerId = 
 }
 
 function pricedPlacement(jobId: string, attemptId: string, nodeId: string, lease: number, p: AttemptPriceRecord = price()): Placement {
-  return { ...placement(jobId, attemptId, nodeId, lease, [0, 1]), price: p };
+  return { ...placement(jobId, attemptId, nodeId, lease, distinctGpuPair()), price: p };
 }
 
 /** Submit with payment, assign at a price, start at `start`: the running attempt. */

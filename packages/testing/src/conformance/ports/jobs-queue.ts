@@ -289,7 +289,7 @@ export function jobQueueTests(open: OpenStore): void {
       await submitPaid(store, 'job-a', T0);
       assert.deepEqual(await timeouts(store, T0 + 1), [], 'deadlines set, nothing due');
       assert.equal((await store.assign([placement('job-r', 'att-r', 'node-q', T0 + 20_000)], T0 + 10_000)).length, 1);
-      assert.equal((await store.assign([placement('job-a', 'att-a', 'node-q', T0 + 10_000_000)], T0 + 10_000)).length, 1);
+      assert.equal((await store.assign([placement('job-a', 'att-a', 'node-q', T0 + 10_000_000, [1])], T0 + 10_000)).length, 1);
       const lost = await store.expireLeases(T0 + 50_000, transitionDecider({ baseBackoffMs: 1000, maxBackoffMs: 1000 }), 10);
       assert.deepEqual(
         lost.map((l) => [l.jobId, l.jobState]),

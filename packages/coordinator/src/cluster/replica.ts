@@ -1,0 +1,112 @@
+/**
+ * One replica's part in the cluster (issue 14). On SQLite the process leads from its start and runs every
+ * periodic pass. On PostgreSQL it competes for the leader lease: while it leads, the passes run over a store
+ * fenced by the lease; either way it listens to the other replicas on the bus and resyncs its index from the
+ * store every indexResyncMs and after a gap.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LeaseGrant, Store } from '@gpux/core';
+import { CanaryLoop } from '../loops/canaries.js';
+import { ChallengeLoop } from '../loops/challenges.js';
+import { ExpiryLoop } from '../loops/expiry.js';
+import { MarketLoop } from '../loops/market.js';
+import { VerificationLoop } from '../loops/verification.js';
+import type { Runtime } from '../runtime.js';
+import { type ClusterBus, soloBus } from './bus.js';
+import { onClusterMessage, resyncIndex } from './follow.js';
+import { Leadership } from './leadership.js';
+import { pgBus } from './pg-bus.js';
+
+const NONCE_PRUNE_BATCH = 10_000;
+
+/** The bus for this store: LISTEN/NOTIFY on PostgreSQL (with the same URL), nobody to tell on SQLite. */
+export function busFor(store: Store, dbUrl: string, logger: Runtime['logger']): ClusterBus {
+  const replicaId = `rep_${randomUUID()}`;
+  return store.dialect === 'postgres' && /^postgres(ql)?:\/\//i.test(dbUrl) ? pgBus(dbUrl, replicaId, logger) : soloBus(replicaId);
+}
+
+/** The runtime with its store swapped for `store`; every other field (the index included, after a resync) is rt's own. */
+function withStore(rt: Runtime, store: Store): Runtime {
+  return new Proxy(rt, { get: (target, key, receiver) => (key === 'store' ? store : Reflect.get(target, key, receiver)) });
+}
+
+async function pruneNonces(rt: Runtime): Promise<void> {
+  while ((await rt.store.pruneNonces(rt.clock.now(), NONCE_PRUNE_BATCH)) === NONCE_PRUNE_BATCH);
+}
+
+export interface Replica {
+  /** Whether this replica leads now. */
+  leads(): boolean;
+  /** The fencing epoch while it leads. */
+  epoch(): number | null;
+  stop(): Promise<void>;
+}
+
+/** The periodic passes of one leadership term. */
+function startPasses(rt: Runtime): () => Promise<void> {
+  const loops = [new ExpiryLoop(rt), new MarketLoop(rt), new VerificationLoop(rt), new CanaryLoop(rt), new ChallengeLoop(rt)];
+  rt.scheduling.start(rt);
+  for (const l of loops) l.start();
+  return async () => {
+    await Promise.all([rt.scheduling.stop(), ...loops.map((l) => l.stop())]);
+  };
+}
+
+export async function startReplica(rt: Runtime): Promise<Replica> {
+  if (rt.store.dialect !== 'postgres') {
+    const stop = startPasses(rt);
+    return { leads: () => true, epoch: () => null, stop };
+  }
+  let stopPasses: (() => Promise<void>) | null = null;
+  let freshIndex = true; // start.ts has just built it
+  const leadership = new Leadership(
+    rt.store,
+    rt.bus.replicaId,
+    rt.clock,
+    { ttlMs: rt.config.leaderLeaseMs, renewMs: Math.max(100, Math.floor(rt.config.leaderLeaseMs / 3)) },
+    {
+      elected: async (grant: LeaseGrant) => {
+        // What the last leader reserved and ended is in the store, maybe not yet in this index.
+        if (!freshIndex) await resyncIndex(rt);
+        freshIndex = false;
+        stopPasses = startPasses(withStore(rt, rt.store.fenced(grant)));
+      },
+      deposed: async () => {
+        const stop = stopPasses;
+        stopPasses = null;
+        await stop?.();
+      },
+    },
+    rt.logger,
+  );
+  rt.leads = () => leadership.isLeader;
+  const resync = () => {
+    freshIndex = false;
+    if (leadership.isLeader) rt.scheduling.resync();
+    else void resyncIndex(rt).catch((err: unknown) => rt.logger.error({ err }, 'index resync failed'));
+  };
+  rt.bus.listen({
+    onMessage: (m) => void onClusterMessage(rt, m, leadership.isLeader).catch((err: unknown) => rt.logger.error({ err, message: m }, 'cluster message not applied')),
+    onGap: () => {
+      // Messages may have been lost: every long-poll rereads the store, and the index is rebuilt.
+      rt.work.wakeAll();
+      rt.logs.wakeAll();
+      resync();
+    },
+  });
+  const timer = setInterval(() => {
+    resync();
+    if (leadership.isLeader) void pruneNonces(rt).catch((err: unknown) => rt.logger.warn({ err }, 'pruning expired nonces failed'));
+  }, rt.config.indexResyncMs);
+  timer.unref();
+  await leadership.start();
+  return {
+    leads: () => leadership.isLeader,
+    epoch: () => leadership.epoch,
+    async stop() {
+      clearInterval(timer);
+      await leadership.stop();
+      await rt.bus.close();
+    },
+  };
+}
