@@ -3,7 +3,7 @@ import { type Clock, type Executor, GpuxError, type Logger, type Random, systemC
 import type { NodeAdvertisementInput } from '@gpux/protocol';
 import { tlsFetchFromFiles } from '@gpux/protocol/tls-fetch';
 import { buildAdvertisement, simulatedGpus } from './advertisement.js';
-import type { AgentConfig } from './config.js';
+import { type AgentConfig, coordinatorUrlsOf } from './config.js';
 import { CoordinatorClient } from './coordinator-client.js';
 import { CoordinatorTrust } from './coordinator-trust.js';
 import { type DetectOptions, detectHardware, detectHost } from './detect/index.js';
@@ -39,7 +39,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   const kind = opts.executor?.kind ?? config.executor;
   const advertisement = opts.advertisement ?? (await advertise(config, kind, identity, opts.detect, logger));
   const client = new CoordinatorClient({
-    baseUrl: config.coordinatorUrl,
+    baseUrl: coordinatorUrlsOf(config), // several: failover between replicas
     identity,
     fetch: opts.fetch ?? transportFetch(config),
     insecure: config.insecure === true,
@@ -47,7 +47,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   });
   const trust = await CoordinatorTrust.open({
     dataDir: config.dataDir,
-    coordinatorUrl: config.coordinatorUrl,
+    coordinatorUrl: coordinatorUrlsOf(config).join(', '),
     coordinatorKey: config.coordinatorKey,
     enrollmentToken: config.enrollmentToken,
     clock,

@@ -10,8 +10,14 @@ import { LOG_LEVELS, type LogLevel } from './logger.js';
 export type ExecutorKind = 'docker' | 'process' | 'simulated';
 
 export interface AgentConfig {
-  /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator. */
+  /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator (the first, when several are given). */
   coordinatorUrl: string;
+  /**
+   * Set when --coordinator / GPUX_COORDINATOR_URL names several URLs, comma-separated (replicas of one coordinator,
+   * sharing its key): all of them in order, the first being coordinatorUrl. The agent moves on to the next after a
+   * connection failure or a 502/503/504 and stays on the one that answers. Use coordinatorUrlsOf(config) to read it.
+   */
+  coordinatorUrls?: string[];
   /**
    * GPUX_ENROLLMENT_TOKEN / --enrollment-token. Required by the coordinator: a node enrollment token
    * (`gpux_enroll_…`, from `gpux enrollment create`) of the account that owns this node, is paid for its
@@ -88,7 +94,8 @@ export interface AgentConfig {
 }
 
 export interface AgentConfigOverrides {
-  coordinatorUrl?: string;
+  /** One URL, several comma-separated, or a list. */
+  coordinatorUrl?: string | string[];
   enrollmentToken?: string;
   insecure?: boolean | string;
   coordinatorKey?: string;
@@ -126,18 +133,8 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const bad = (path: string, message: string) => problems.push({ path, message });
   const pick = <T>(override: T | undefined, name: string): T | string | undefined => override ?? nonEmpty(env[name]);
 
-  const url = pick(overrides.coordinatorUrl, 'GPUX_COORDINATOR_URL');
-  let coordinatorUrl = '';
-  if (!url) bad('coordinatorUrl', 'the coordinator URL is required (--coordinator or GPUX_COORDINATOR_URL), e.g. http://127.0.0.1:8080');
-  else {
-    try {
-      const u = new URL(url);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
-      coordinatorUrl = u.toString().replace(/\/+$/, '');
-    } catch {
-      bad('coordinatorUrl', `"${url}" is not a valid http(s) URL`);
-    }
-  }
+  const coordinatorUrls = urlList(pick(overrides.coordinatorUrl, 'GPUX_COORDINATOR_URL'), bad);
+  const coordinatorUrl = coordinatorUrls[0] ?? '';
 
   const home = nonEmpty(env.GPUX_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.gpux');
   const dataDir = pick(overrides.dataDir, 'GPUX_NODE_DIR') ?? join(home, 'node');
@@ -188,9 +185,10 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const insecure = toBool(pick(overrides.insecure, 'GPUX_INSECURE'), 'insecure', bad) ?? false;
   // No secrets in clear: the enrollment token goes only over https or to loopback (issue 19). The signed node
   // requests after it carry no secret and stay allowed: the agent obeys only orders sealed by its pinned coordinator key.
-  if (enrollmentToken !== undefined && coordinatorUrl) {
+  // Registration may go to any of the URLs (failover), so every one must be safe for the token.
+  for (const url of enrollmentToken === undefined ? [] : coordinatorUrls) {
     try {
-      assertSafeTransport(coordinatorUrl, { secret: 'an enrollment token', insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
+      assertSafeTransport(url, { secret: 'an enrollment token', insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
     } catch (e) {
       if (!(e instanceof InsecureTransportError)) throw e;
       bad('coordinatorUrl', e.message);
@@ -202,8 +200,8 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   }
   const caFile = pick(overrides.caFile, 'GPUX_CA_FILE');
   const certPins = certPinList(pick(overrides.coordinatorCertSha256, 'GPUX_COORDINATOR_CERT_SHA256'), bad);
-  if (certPins.length > 0 && coordinatorUrl && !coordinatorUrl.startsWith('https:')) {
-    bad('coordinatorCertSha256', `certificate pins need an https coordinator URL (got ${coordinatorUrl})`);
+  for (const url of certPins.length > 0 ? coordinatorUrls : []) {
+    if (!url.startsWith('https:')) bad('coordinatorCertSha256', `certificate pins need an https coordinator URL (got ${url})`);
   }
   const region = pick(overrides.region, 'GPUX_NODE_REGION');
   if (region !== undefined && (region.length > 64 || region.length === 0)) bad('region', 'must be 1-64 characters');
@@ -244,7 +242,38 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   if (coordinatorKey !== undefined) config.coordinatorKey = coordinatorKey;
   if (caFile !== undefined) config.caFile = caFile;
   if (certPins.length > 0) config.coordinatorCertSha256 = certPins;
+  if (coordinatorUrls.length > 1) config.coordinatorUrls = coordinatorUrls;
   return config;
+}
+
+/** Every coordinator URL of the config, in order (one unless several were given). */
+export function coordinatorUrlsOf(config: Pick<AgentConfig, 'coordinatorUrl' | 'coordinatorUrls'>): string[] {
+  return config.coordinatorUrls ?? [config.coordinatorUrl];
+}
+
+/** "https://a:8080, https://b:8080" (or a list) → normalized http(s) URLs without a trailing slash, duplicates dropped. */
+function urlList(v: string | string[] | undefined, bad: (p: string, m: string) => void): string[] {
+  if (v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)) {
+    bad('coordinatorUrl', 'the coordinator URL is required (--coordinator or GPUX_COORDINATOR_URL), e.g. http://127.0.0.1:8080');
+    return [];
+  }
+  const parts = (Array.isArray(v) ? v : [v]).flatMap((u) => u.split(',')).map((u) => u.trim());
+  const out: string[] = [];
+  for (const [i, part] of parts.entries()) {
+    const where = parts.length > 1 ? `URL ${i + 1} of ${parts.length}: ` : '';
+    let url: string | undefined;
+    try {
+      const u = new URL(part);
+      if (u.protocol === 'http:' || u.protocol === 'https:') url = u.toString().replace(/\/+$/, '');
+    } catch {
+      // reported below
+    }
+    if (url === undefined) {
+      const hint = parts.length > 1 ? ' (several coordinators: comma-separated, e.g. https://a:8080,https://b:8080)' : '';
+      bad('coordinatorUrl', part === '' ? `${where}empty${hint}` : `${where}"${part}" is not a valid http(s) URL${hint}`);
+    } else if (!out.includes(url)) out.push(url);
+  }
+  return out;
 }
 
 /** "k=v,k2=v2" → { k: 'v', k2: 'v2' }. */

@@ -61,7 +61,11 @@ export class CoordinatorUnreachableError extends GpuxError {
 export const isUnreachable = (e: unknown): e is CoordinatorUnreachableError => e instanceof CoordinatorUnreachableError;
 
 export interface CoordinatorClientOptions {
-  baseUrl: string;
+  /**
+   * The coordinator's URL, or several (replicas sharing one key): a call that cannot reach one (connection failure,
+   * timeout, 502/503/504) moves on to the next, signed again with a fresh nonce; the client stays on the one that answers.
+   */
+  baseUrl: string | readonly string[];
   identity: NodeIdentity;
   fetch?: typeof fetch;
   /** Per-request timeout for everything but the long-poll. Default 30 s. */
@@ -73,7 +77,9 @@ export interface CoordinatorClientOptions {
 }
 
 export class CoordinatorClient {
-  private readonly base: string;
+  private readonly urls: readonly string[];
+  /** Index in urls of the URL calls start from: the one that last answered. */
+  private current = 0;
   private readonly nodeIdentity: NodeIdentity;
   private readonly doFetch: typeof fetch;
   private readonly timeoutMs: number;
@@ -82,7 +88,9 @@ export class CoordinatorClient {
   private warnedInsecure = false;
 
   constructor(opts: CoordinatorClientOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
+    const urls = (typeof opts.baseUrl === 'string' ? [opts.baseUrl] : opts.baseUrl).map((u) => u.replace(/\/+$/, ''));
+    if (urls.length === 0) throw new GpuxError('REQUEST_INVALID', 'CoordinatorClient needs at least one coordinator URL');
+    this.urls = urls;
     this.nodeIdentity = opts.identity;
     this.doFetch = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
@@ -142,6 +150,11 @@ export class CoordinatorClient {
   /** The coordinator's signing key and endorsement chain (unauthenticated; the agent trusts only what its pinned keys endorse). */
   identity(): Promise<CoordinatorIdentityResponse> {
     return this.call('GET', ROUTES.coordinatorIdentity.path, CoordinatorIdentityResponse);
+  }
+
+  /** The coordinator URL calls go to now (the one that last answered). */
+  get baseUrl(): string {
+    return this.urls[this.current] as string;
   }
 
   /** This node's id and public key, and its signature over a result commitment (sent with the result report). */
@@ -229,29 +242,63 @@ export class CoordinatorClient {
     path: string,
     o: { headers: Record<string, string>; body?: AsyncIterable<Uint8Array>; signal?: AbortSignal | undefined; timeoutMs?: number | null },
   ): Promise<Response> {
-    const timeout = o.timeoutMs === null ? undefined : AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs);
-    const signals = [o.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const init: RequestInit & { duplex?: 'half' } = {
-      method,
-      headers: o.headers,
-      ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
-      ...(o.body ? streamedBody(o.body) : {}),
-    };
-    let res: Response;
-    try {
-      res = await this.doFetch(`${this.base}${path}`, init);
-    } catch (e) {
-      if (o.signal?.aborted) throw e;
-      throw new CoordinatorUnreachableError(`coordinator ${this.base} unreachable: ${describe(e)}`, e);
+    // A streamed body cannot be sent twice: a PUT fails here and the transfer's own retry (which resumes from the
+    // server's offset) starts at the next URL. A GET moves on at once.
+    return this.failover(`${method} ${path}`, o.body === undefined, async (base) => {
+      const timeout = o.timeoutMs === null ? undefined : AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs);
+      const signals = [o.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+      const init: RequestInit & { duplex?: 'half' } = {
+        method,
+        headers: o.headers,
+        ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
+        ...(o.body ? streamedBody(o.body) : {}),
+      };
+      let res: Response;
+      try {
+        res = await this.doFetch(`${base}${path}`, init);
+      } catch (e) {
+        if (o.signal?.aborted) throw e;
+        throw new CoordinatorUnreachableError(`coordinator ${base} unreachable: ${describe(e)}`, e);
+      }
+      if (res.ok) return res;
+      let raw = '';
+      try {
+        raw = await res.text();
+      } catch {
+        // the error body was cut: the status says enough
+      }
+      throw errorFrom(res.status, raw, `${method} ${path}`);
+    });
+  }
+
+  /**
+   * Runs `once` against the current URL; when it finds the coordinator unreachable there, against the next ones in
+   * turn (when `canMove`), each try signed anew by `once`. The URL that answers (even with an error) is kept.
+   */
+  private async failover<T>(what: string, canMove: boolean, once: (base: string) => Promise<T>): Promise<T> {
+    const first = this.current;
+    const tries: string[] = [];
+    for (let n = 0; ; n++) {
+      const index = (first + n) % this.urls.length;
+      const base = this.urls[index] as string;
+      try {
+        const out = await once(base);
+        this.current = index;
+        return out;
+      } catch (e) {
+        if (!isUnreachable(e)) {
+          if (e instanceof GpuxError) this.current = index; // an answer, not an outage (a caller's abort is neither)
+          throw e;
+        }
+        if (this.current === index) this.current = (index + 1) % this.urls.length; // later calls start elsewhere
+        if (this.urls.length === 1) throw e;
+        tries.push(e.message.includes(base) ? e.message : `${base}: ${e.message}`);
+        if (!canMove || n + 1 >= this.urls.length) {
+          const why = canMove ? '' : ' (a streamed upload is not resent here: its retry resumes at the next URL)';
+          throw new CoordinatorUnreachableError(`no coordinator answered ${what}: ${tries.join('; ')}${why}`, e);
+        }
+      }
     }
-    if (res.ok) return res;
-    let raw = '';
-    try {
-      raw = await res.text();
-    } catch {
-      // the error body was cut: the status says enough
-    }
-    throw errorFrom(res.status, raw, `${method} ${path}`);
   }
 
   /**
@@ -260,16 +307,19 @@ export class CoordinatorClient {
    * on orders sealed by the coordinator key it pinned (coordinator-trust.ts), whoever answers at the URL.
    */
   private guardEnrollmentToken(): void {
-    let warning: string | null;
-    try {
-      warning = assertSafeTransport(this.base, { secret: 'an enrollment token', insecure: this.insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
-    } catch (e) {
-      if (e instanceof InsecureTransportError) throw new GpuxError('REQUEST_INVALID', e.message, { cause: e });
-      throw e;
+    const warnings: string[] = [];
+    for (const url of this.urls) {
+      try {
+        const warning = assertSafeTransport(url, { secret: 'an enrollment token', insecure: this.insecure, source: '--coordinator / GPUX_COORDINATOR_URL' });
+        if (warning) warnings.push(warning);
+      } catch (e) {
+        if (e instanceof InsecureTransportError) throw new GpuxError('REQUEST_INVALID', e.message, { cause: e });
+        throw e;
+      }
     }
-    if (warning && !this.warnedInsecure) {
+    if (warnings.length > 0 && !this.warnedInsecure) {
       this.warnedInsecure = true;
-      process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
+      for (const warning of warnings) process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
     }
   }
 
@@ -280,34 +330,37 @@ export class CoordinatorClient {
     body?: unknown,
     opts: { signal?: AbortSignal | undefined; timeoutMs?: number } = {},
   ): Promise<z.output<S>> {
-    const url = `${this.base}${path}`;
     const text = body === undefined ? '' : JSON.stringify(body);
-    const parsedUrl = new URL(url);
-    const signedPath = parsedUrl.pathname + parsedUrl.search; // exactly what the server sees as the request path
-    const headers: Record<string, string> = signRequest({ method, path: signedPath, body: text, nodeId: this.nodeIdentity.nodeId }, this.nodeIdentity.privateKeyPem);
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    // Every agent call may be sent again: each try is signed anew (fresh nonce, so no replica takes it for a replay).
+    return this.failover(`${method} ${path}`, true, async (base) => {
+      const url = `${base}${path}`;
+      const parsedUrl = new URL(url);
+      const signedPath = parsedUrl.pathname + parsedUrl.search; // exactly what the server sees as the request path
+      const headers: Record<string, string> = signRequest({ method, path: signedPath, body: text, nodeId: this.nodeIdentity.nodeId }, this.nodeIdentity.privateKeyPem);
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
+      const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
 
-    let res: Response;
-    let raw: string;
-    try {
-      res = await this.doFetch(url, { method, headers, body: body === undefined ? undefined : text, signal });
-      raw = await res.text();
-    } catch (e) {
-      if (opts.signal?.aborted) throw e; // the caller aborted: not an outage
-      throw new CoordinatorUnreachableError(`coordinator ${this.base} unreachable: ${describe(e)}`, e);
-    }
-    if (!res.ok) throw errorFrom(res.status, raw, `${method} ${path}`);
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      throw new GpuxError('INTERNAL', `${method} ${path}: the coordinator answered with something that is not JSON`);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new GpuxError('INTERNAL', `${method} ${path}: unexpected answer from the coordinator: ${parsed.error.message}`);
-    return parsed.data;
+      let res: Response;
+      let raw: string;
+      try {
+        res = await this.doFetch(url, { method, headers, body: body === undefined ? undefined : text, signal });
+        raw = await res.text();
+      } catch (e) {
+        if (opts.signal?.aborted) throw e; // the caller aborted: not an outage
+        throw new CoordinatorUnreachableError(`coordinator ${base} unreachable: ${describe(e)}`, e);
+      }
+      if (!res.ok) throw errorFrom(res.status, raw, `${method} ${path}`);
+      let json: unknown;
+      try {
+        json = JSON.parse(raw);
+      } catch {
+        throw new GpuxError('INTERNAL', `${method} ${path}: the coordinator answered with something that is not JSON`);
+      }
+      const parsed = schema.safeParse(json);
+      if (!parsed.success) throw new GpuxError('INTERNAL', `${method} ${path}: unexpected answer from the coordinator: ${parsed.error.message}`);
+      return parsed.data;
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 /** @gpux/agent: the node daemon — hardware detection, identity, signed coordinator client, executors, work loop, simulated fleets. */
 export { buildAdvertisement, simulatedGpus } from './advertisement.js';
 export { startAgent, type StartAgentOptions } from './agent.js';
-export { type AgentConfig, type AgentConfigOverrides, type ExecutorKind, loadAgentConfig, parseLabels } from './config.js';
+export { type AgentConfig, type AgentConfigOverrides, coordinatorUrlsOf, type ExecutorKind, loadAgentConfig, parseLabels } from './config.js';
 export { COORDINATOR_KEYS_FILE, type PinnedKey, type PinSource, readPinnedKeys } from './coordinator-keys-file.js';
 export { CoordinatorNotTrustedError, CoordinatorTrust, type CoordinatorTrustOptions, IDENTITY_FETCH_INTERVAL_MS, type OrderTrust } from './coordinator-trust.js';
 export { assignmentOrder, cancelOrder, challengeOrder } from './orders.js';

@@ -1,9 +1,9 @@
 /** What every command gets: output streams, the environment, and helpers to build an SDK client from flags. */
 import { tlsFetchFromFiles } from '@gpux/protocol/tls-fetch';
-import { type FetchLike, GpuxClient } from '@gpux/sdk';
+import { type FetchLike, GpuxClient, parseCoordinatorUrls } from '@gpux/sdk';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError, EXIT_USAGE } from './errors.js';
-import { type ConnectionFlags, type Env, readProfile, resolveConnection } from './profile.js';
+import { type ConnectionFlags, type Env, profilePath, readProfile, resolveConnection } from './profile.js';
 
 export interface Writer {
   write(s: string): unknown;
@@ -40,7 +40,7 @@ export function processIo(): Io {
 
 /** The --coordinator and --token flags every API command takes. */
 export function connectionOptions(cmd: Command): Command {
-  return cmd.option('--coordinator <url>', 'coordinator URL (default: $GPUX_URL, then the profile)').option('--token <token>', 'bearer token (default: $GPUX_TOKEN, then the profile)');
+  return cmd.option('--coordinator <url[,url]>', 'coordinator URL, or several comma-separated (replicas: fail over) (default: $GPUX_URL, then the profile)').option('--token <token>', 'bearer token (default: $GPUX_TOKEN, then the profile)');
 }
 
 export function jsonOption(cmd: Command): Command {
@@ -49,7 +49,26 @@ export function jsonOption(cmd: Command): Command {
 
 export function clientFor(io: Io, flags: ConnectionFlags, role: 'buyer' | 'operator'): GpuxClient {
   const conn = resolveConnection(flags, io.env, readProfile(io.env), role);
-  return new GpuxClient({ url: conn.url, insecure: insecureAccepted(io), fetch: fetchFor(io), ...(conn.token ? { token: conn.token } : {}) });
+  return new GpuxClient({ url: coordinatorUrls(conn.url, urlSource(flags, io.env)), insecure: insecureAccepted(io), fetch: fetchFor(io), ...(conn.token ? { token: conn.token } : {}) });
+}
+
+/** Where the coordinator URL came from, to name it in an error (same order as resolveConnection). */
+export function urlSource(flags: ConnectionFlags, env: Env): string {
+  if (flags.coordinator?.trim()) return '--coordinator';
+  if (env.GPUX_URL?.trim()) return 'GPUX_URL';
+  return `the profile's url (${profilePath(env)})`;
+}
+
+/** One URL or a comma-separated list, checked here so a bad entry is a usage error naming where it came from. */
+export function coordinatorUrls(raw: string, source: string): string[] {
+  try {
+    return parseCoordinatorUrls(raw);
+  } catch (err) {
+    throw new CliError(`${source}: ${(err as Error).message} (several coordinators: comma-separated, e.g. https://a.example:8080,https://b.example:8080)`, {
+      exitCode: EXIT_USAGE,
+      cause: err,
+    });
+  }
 }
 
 /** The fetch for every command that talks to a coordinator: one trusting the CA bundle when one is given. */

@@ -51,7 +51,8 @@ export function formatError(err: unknown, debug = false): string {
 
 /** The SDK's advice names its own options; the CLI's fix is GPUX_CA_FILE or --ca-file. */
 function untrustedMessage(err: GpuxTlsError): string {
-  return `the certificate of the coordinator at ${err.url} is not trusted (${err.reason}): set GPUX_CA_FILE (or --ca-file) to your CA bundle, the PEM file of the CA that signed it`;
+  const tried = err.tried.length > 1 ? ` (tried ${err.tried.join(', ')})` : '';
+  return `the certificate of the coordinator at ${err.url}${tried} is not trusted (${err.reason}): set GPUX_CA_FILE (or --ca-file) to your CA bundle, the PEM file of the CA that signed it`;
 }
 
 /** Print the error and return the process exit code. */

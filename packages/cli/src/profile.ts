@@ -77,6 +77,7 @@ export interface ConnectionFlags {
 }
 
 export interface Connection {
+  /** One coordinator URL, or several comma-separated (replicas; the client fails over between them). */
   url: string;
   token: string | undefined;
 }

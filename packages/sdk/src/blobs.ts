@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BlobUploadResponse, type BlobView, CONTROL_CHARS, type OutputFile, outputRootDigest, UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
 import type { GpuxClient } from './client.js';
 import { GpuxApiError, GpuxClientError, GpuxConnectionError } from './errors.js';
+import { FAILOVER_STATUSES, moveOn } from './failover.js';
 import { apiError, buildPath, callRoute, guardToken, type RouteResponse, type TransportConfig } from './transport.js';
 import { ROUTES } from '@gpux/protocol';
 import { streamedBody } from '@gpux/protocol/tls-fetch';
@@ -86,12 +87,17 @@ export class GpuxBlobs {
     }
     const req: RequestInit & { duplex?: 'half' } = { method, headers, ...this.sig(init.signal), ...(init.body ? streamedBody(init.body) : {}) };
     let res: Response;
+    const base = this.cfg.baseUrl;
     try {
-      res = await this.cfg.fetch(this.cfg.baseUrl + path, req);
+      res = await this.cfg.fetch(base + path, req);
     } catch (err) {
       if (init.signal?.aborted) throw init.signal.reason;
-      throw new GpuxConnectionError(this.cfg.baseUrl, `cannot reach the coordinator at ${this.cfg.baseUrl} (${(err as Error).message})`, { cause: err });
+      // A streamed body cannot be sent twice: no failover inside this call, but the transfer's own retry (which
+      // resumes from the server's offset) goes to the next coordinator URL.
+      moveOn(this.cfg, base);
+      throw new GpuxConnectionError(base, `cannot reach the coordinator at ${base} (${(err as Error).message})`, { cause: err, reason: (err as Error).message });
     }
+    if (FAILOVER_STATUSES.includes(res.status)) moveOn(this.cfg, base);
     if (res.status >= 200 && res.status < 300) return res;
     const text = await res.text();
     let json: unknown;

@@ -16,11 +16,16 @@ import {
 import { GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxTlsError } from './errors.js';
 import { GpuxAccessRoutes } from './access.js';
 import { type VerifyJobReport, verifyJobResult } from './verify.js';
-import { type CallOptions, callRoute, type FetchLike, normalizeBaseUrl, type RouteResponse, request, type TransportConfig } from './transport.js';
+import { type CallOptions, callRoute, type FetchLike, parseCoordinatorUrls, type RouteResponse, request, type TransportConfig } from './transport.js';
 
 export interface GpuxClientOptions {
-  /** Coordinator base URL, e.g. http://127.0.0.1:8080 */
-  url: string;
+  /**
+   * Coordinator base URL, e.g. http://127.0.0.1:8080; or several (an array, or one string with commas) for
+   * replicas: a request moves on to the next URL when the current one cannot be reached or answers 502/503/504,
+   * if it is safe to send twice (reads, submitJob with its idempotency key) or was never sent (connection refused,
+   * TLS failed); the client stays on the URL that last answered.
+   */
+  url: string | readonly string[];
   /** Bearer token of a buyer or operator account. */
   token?: string;
   /**
@@ -105,18 +110,32 @@ function fetchFor(opts: GpuxClientOptions): FetchLike {
 }
 
 export class GpuxClient extends GpuxAccessRoutes {
-  readonly url: string;
+  /** Every coordinator URL of this client, normalized, in the order given. */
+  readonly urls: readonly string[];
   private readonly submitRetries: number;
   private readonly retryDelayMs: number;
 
   constructor(opts: GpuxClientOptions) {
-    const url = normalizeBaseUrl(opts.url);
+    const urls = parseCoordinatorUrls(opts.url);
     const fetchImpl = fetchFor(opts);
-    const cfg: TransportConfig = { baseUrl: url, token: opts.token, fetch: fetchImpl, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, insecure: opts.insecure === true };
+    const cfg: TransportConfig = {
+      baseUrl: urls[0] as string,
+      urls,
+      current: 0,
+      token: opts.token,
+      fetch: fetchImpl,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      insecure: opts.insecure === true,
+    };
     super(cfg);
-    this.url = url;
+    this.urls = urls;
     this.submitRetries = opts.submitRetries ?? 4;
     this.retryDelayMs = opts.retryDelayMs ?? 250;
+  }
+
+  /** The coordinator URL requests go to now (the one that last answered, with several URLs). */
+  get url(): string {
+    return this.cfg.baseUrl;
   }
 
   // ---- buyers ----

@@ -38,12 +38,22 @@ export class GpuxInsecureTransportError extends GpuxClientError {
 
 /** The request never got an HTTP answer: refused, reset, DNS failure, or timed out. */
 export class GpuxConnectionError extends GpuxClientError {
+  /** The last URL tried. */
   readonly url: string;
+  /** What failed, in short (ECONNREFUSED, "timed out after 30000 ms", a TLS code…). */
+  readonly reason: string;
+  /** True when nothing reached the server (connection refused, TLS handshake failed): safe to send again anywhere. */
+  readonly nothingSent: boolean;
+  /** Every URL tried, in order, when the client has several. */
+  readonly tried: readonly string[];
 
-  constructor(url: string, message: string, opts?: { cause?: unknown }) {
+  constructor(url: string, message: string, opts?: { cause?: unknown; reason?: string; nothingSent?: boolean; tried?: readonly string[] }) {
     super(message, opts);
     this.name = 'GpuxConnectionError';
     this.url = url;
+    this.reason = opts?.reason ?? message;
+    this.nothingSent = opts?.nothingSent === true;
+    this.tried = opts?.tried ?? [url];
   }
 }
 
@@ -53,14 +63,13 @@ export class GpuxConnectionError extends GpuxClientError {
  * Not retried: it fails the same way until the client's trust (ca / caFile) or the certificate changes.
  */
 export class GpuxTlsError extends GpuxConnectionError {
-  readonly reason: string;
   /** True when the chain does not lead to a trusted CA: giving the client the right CA bundle fixes it. */
   readonly untrusted: boolean;
 
-  constructor(url: string, message: string, opts: { reason: string; untrusted: boolean; cause?: unknown }) {
-    super(url, message, { cause: opts.cause });
+  constructor(url: string, message: string, opts: { reason: string; untrusted: boolean; cause?: unknown; tried?: readonly string[] }) {
+    // The handshake failed before any request byte was sent: another URL may be tried.
+    super(url, message, { cause: opts.cause, reason: opts.reason, nothingSent: true, ...(opts.tried ? { tried: opts.tried } : {}) });
     this.name = 'GpuxTlsError';
-    this.reason = opts.reason;
     this.untrusted = opts.untrusted;
   }
 }

@@ -14,7 +14,8 @@ export {
   hashFile,
   type UploadFileOptions,
 } from './blobs.js';
-export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, type RouteResponse } from './transport.js';
+export { buildPath, type CallOptions, type FetchLike, normalizeBaseUrl, parseCoordinatorUrls, type RouteResponse } from './transport.js';
+export { FAILOVER_STATUSES } from './failover.js';
 export {
   createBuyerKeys,
   downloadEncryptedOutputs,

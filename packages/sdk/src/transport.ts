@@ -1,14 +1,21 @@
 /** One HTTP call to a route of ROUTES: URL building, auth, timeout, error mapping and response validation. */
 import { assertSafeTransport, ErrorBody, InsecureTransportError, Problem, problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
 import { codeForStatus, GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxInsecureTransportError, GpuxResponseError, GpuxTlsError, isErrorCode } from './errors.js';
+import { connectionRefused, describeTries, FAILOVER_STATUSES, moveOn, replayable, stickTo, type UrlRing } from './failover.js';
+
+export { normalizeBaseUrl, parseCoordinatorUrls } from './failover.js';
 
 /** The validated (zod output) body a route answers with. */
 export type RouteResponse<K extends RouteName> = ReturnType<(typeof ROUTES)[K]['response']['parse']>;
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-export interface TransportConfig {
+export interface TransportConfig extends UrlRing {
+  /** The URL requests go to now: `urls[current]`, moved by failover (failover.ts). */
   baseUrl: string;
+  /** Every coordinator URL the client may use, in order (one for a single coordinator). */
+  urls: readonly string[];
+  current: number;
   token: string | undefined;
   fetch: FetchLike;
   timeoutMs: number;
@@ -28,20 +35,6 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Non-2xx statuses whose body is still validated and returned (readiness answers 503 with a body). */
   okStatuses?: number[];
-}
-
-/** Normalize and check a coordinator URL once, so a typo fails clearly instead of as a "connection" error. */
-export function normalizeBaseUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new GpuxClientError(`invalid coordinator URL "${url}": expected something like http://127.0.0.1:8080`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new GpuxClientError(`invalid coordinator URL "${url}": only http and https are supported`);
-  }
-  return parsed.href.replace(/\/+$/, '');
 }
 
 export function buildPath(template: string, params: Record<string, string> = {}): string {
@@ -102,7 +95,11 @@ export async function callRoute<K extends RouteName>(cfg: TransportConfig, name:
   return (await request(cfg, route.method, path, route.response, `${name} (${route.method} ${route.path})`, opts)) as RouteResponse<K>;
 }
 
-/** The raw call; also used for routes outside ROUTES (health). */
+/**
+ * The raw call; also used for routes outside ROUTES (health). With several URLs, a connection failure or a
+ * 502/503/504 moves on to the next URL when the request may be sent twice (replayable) or was never sent
+ * (connection refused, TLS failed); the URL that answers is kept for later requests.
+ */
 export async function request(
   cfg: TransportConfig,
   method: 'GET' | 'POST' | 'PUT',
@@ -111,14 +108,51 @@ export async function request(
   label: string,
   opts: CallOptions,
 ): Promise<unknown> {
-  const url = cfg.baseUrl + path + queryString(opts.query);
   const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
   if (cfg.token) {
     guardToken(cfg);
     headers.authorization = `Bearer ${cfg.token}`;
   }
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const canReplay = replayable(method, opts.headers);
+  const tries: { url: string; what: string }[] = [];
+  const first = cfg.current;
+  for (let n = 0; ; n++) {
+    const index = (first + n) % cfg.urls.length;
+    const base = cfg.urls[index] as string;
+    const last = n + 1 >= cfg.urls.length;
+    let answer: { status: number; text: string };
+    try {
+      answer = await sendOnce(cfg, base, method, path + queryString(opts.query), headers, label, opts);
+    } catch (err) {
+      if (!(err instanceof GpuxConnectionError)) throw err; // the caller's abort
+      moveOn(cfg, base);
+      tries.push({ url: base, what: err.reason });
+      // A refused connection or a failed TLS handshake sent nothing; anything else may have reached the server.
+      if (!last && (canReplay || err.nothingSent)) continue;
+      throw cfg.urls.length > 1 ? overAll(err, tries, label, !last) : err;
+    }
+    if (FAILOVER_STATUSES.includes(answer.status) && !opts.okStatuses?.includes(answer.status)) {
+      tries.push({ url: base, what: `HTTP ${answer.status}` });
+      if (!last && canReplay) {
+        moveOn(cfg, base);
+        continue;
+      }
+    } else stickTo(cfg, index);
+    return answerOf(answer, schema, label, opts, tries);
+  }
+}
 
+/** One try against one URL: the status and body, or a GpuxConnectionError / GpuxTlsError saying what failed. */
+async function sendOnce(
+  cfg: TransportConfig,
+  base: string,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+  label: string,
+  opts: CallOptions,
+): Promise<{ status: number; text: string }> {
   const timeoutMs = opts.timeoutMs ?? cfg.timeoutMs;
   const controller = new AbortController();
   let timedOut = false;
@@ -129,28 +163,42 @@ export async function request(
   const onAbort = () => controller.abort(opts.signal?.reason);
   opts.signal?.throwIfAborted();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-
-  let status: number;
-  let text: string;
   try {
     const init: RequestInit = { method, headers, signal: controller.signal };
     if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
-    const res = await cfg.fetch(url, init);
-    status = res.status;
-    text = await res.text();
+    const res = await cfg.fetch(base + pathAndQuery, init);
+    return { status: res.status, text: await res.text() };
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (timedOut) {
-      throw new GpuxConnectionError(cfg.baseUrl, `timed out after ${timeoutMs} ms waiting for the coordinator at ${cfg.baseUrl} (${label})`, { cause: err });
+      throw new GpuxConnectionError(base, `timed out after ${timeoutMs} ms waiting for the coordinator at ${base} (${label})`, { cause: err, reason: `timed out after ${timeoutMs} ms` });
     }
     const tls = tlsFailure(err);
-    if (tls) throw new GpuxTlsError(cfg.baseUrl, tlsMessage(cfg.baseUrl, tls), { ...tls, cause: err });
-    throw new GpuxConnectionError(cfg.baseUrl, `cannot reach the coordinator at ${cfg.baseUrl}: is it running? (${describeCause(err)})`, { cause: err });
+    if (tls) throw new GpuxTlsError(base, tlsMessage(base, tls), { ...tls, cause: err });
+    const cause = describeCause(err);
+    throw new GpuxConnectionError(base, `cannot reach the coordinator at ${base}: is it running? (${cause})`, { cause: err, reason: cause, nothingSent: connectionRefused(err) });
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
   }
+}
 
+/** The error after every URL was tried (or the request could not move on): the last one's kind, naming every try. */
+function overAll(err: GpuxConnectionError, tries: { url: string; what: string }[], label: string, stoppedEarly: boolean): GpuxConnectionError {
+  const why = stoppedEarly ? '; not sent to the other URLs: it may have reached the last one tried, and is not safe to send twice' : '';
+  const message = `cannot reach the coordinator for ${label}: tried ${describeTries(tries)}${why}`;
+  if (err instanceof GpuxTlsError) return new GpuxTlsError(err.url, `${message}. Last: ${err.message}`, { reason: err.reason, untrusted: err.untrusted, cause: err, tried: tries.map((t) => t.url) });
+  return new GpuxConnectionError(err.url, message, { cause: err, reason: err.reason, nothingSent: err.nothingSent, tried: tries.map((t) => t.url) });
+}
+
+function answerOf(
+  answer: { status: number; text: string },
+  schema: Parameters<typeof request>[3],
+  label: string,
+  opts: CallOptions,
+  tries: { url: string; what: string }[],
+): unknown {
+  const { status, text } = answer;
   let json: unknown;
   let isJson = true;
   try {
@@ -158,7 +206,12 @@ export async function request(
   } catch {
     isJson = false;
   }
-  if ((status < 200 || status > 299) && !opts.okStatuses?.includes(status)) throw apiError(status, isJson ? json : undefined, text, label);
+  if ((status < 200 || status > 299) && !opts.okStatuses?.includes(status)) {
+    const err = apiError(status, isJson ? json : undefined, text, label);
+    // Every URL answered like a proxy in front of nothing: say so, naming each.
+    if (tries.length > 1) throw new GpuxApiError(err.status, err.code, `${err.message} (tried ${describeTries(tries)})`, err.problems);
+    throw err;
+  }
   if (!isJson) throw new GpuxResponseError(label, status, `${label}: the coordinator answered ${status} with a body that is not JSON: ${snippet(text)}`);
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -171,15 +224,18 @@ export async function request(
 /** No secrets in clear: a bearer token goes only over https or to loopback, unless the client was built with insecure. */
 export function guardToken(cfg: TransportConfig): void {
   if (cfg.transportChecked) return;
-  let warning: string | null;
-  try {
-    warning = assertSafeTransport(cfg.baseUrl, { secret: 'a bearer token', insecure: cfg.insecure === true });
-  } catch (err) {
-    if (err instanceof InsecureTransportError) throw new GpuxInsecureTransportError(err.url, err.message, { cause: err });
-    throw err;
+  const warnings: string[] = [];
+  for (const url of cfg.urls) {
+    try {
+      const warning = assertSafeTransport(url, { secret: 'a bearer token', insecure: cfg.insecure === true });
+      if (warning) warnings.push(warning);
+    } catch (err) {
+      if (err instanceof InsecureTransportError) throw new GpuxInsecureTransportError(err.url, err.message, { cause: err });
+      throw err;
+    }
   }
   cfg.transportChecked = true;
-  if (warning) process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
+  for (const warning of warnings) process.emitWarning(warning, { code: 'GPUX_INSECURE_TRANSPORT' });
 }
 
 function snippet(text: string): string {

@@ -151,7 +151,7 @@ export function registerNode(program: Command, io: Io): void {
   node
     .command('start')
     .description('run a node agent until Ctrl-C or SIGTERM')
-    .option('--coordinator <url>', 'coordinator URL (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
+    .option('--coordinator <url[,url]>', 'coordinator URL, or several comma-separated (replicas: fail over) (default: $GPUX_COORDINATOR_URL, $GPUX_URL, then the profile)')
     .option(
       '--enrollment-token <token>',
       'enrollment token (gpux_enroll_…, from `gpux enrollment create`) of the account that owns this node, is paid for its jobs and stakes it (default $GPUX_ENROLLMENT_TOKEN)',
@@ -177,7 +177,7 @@ export function registerNode(program: Command, io: Io): void {
     .option('--log-level <level>', 'debug, info, warn or error (default info)')
     .action(async (flags: StartFlags) => {
       const shutdown = waitForShutdown();
-      const { checkEngine, loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
+      const { checkEngine, coordinatorUrlsOf, loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
       const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
       const config = loadAgentConfig(io.env, {
         coordinatorUrl: flags.coordinator ?? fallbackUrl,
@@ -216,8 +216,9 @@ export function registerNode(program: Command, io: Io): void {
         if (interrupted.signal.aborted) return null;
         throw err;
       });
-      if (!agent) return void io.out.write(`stopped before ${config.coordinatorUrl} answered\n`);
-      io.out.write(`node ${agent.nodeId} connected to ${config.coordinatorUrl} (${config.executor} executor); Ctrl-C to stop\n`);
+      const urls = coordinatorUrlsOf(config).join(', ');
+      if (!agent) return void io.out.write(`stopped before ${urls} answered\n`);
+      io.out.write(`node ${agent.nodeId} connected to ${urls} (${config.executor} executor); Ctrl-C to stop\n`);
       const signal = await shutdown;
       io.out.write(`${signal}: letting running jobs finish (up to ${Math.round(config.gracefulTimeoutMs / 1000)}s; Ctrl-C again to force)\n`);
       await agent.stop({ graceful: true });
