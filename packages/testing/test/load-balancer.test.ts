@@ -18,6 +18,7 @@ import { makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
 import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { startReplicas } from '../src/replicas.js';
 import { type TempDir, tempDir } from '../src/temp-dir.js';
 
 const SHIPPED = new URL('../../../deploy/nginx/gpux.conf', import.meta.url);
@@ -104,21 +105,11 @@ describe(
       const { token } = await issueToken(store, { role: 'operator', name: 'lb' }, systemClock, random);
       await store.close();
 
-      // Two replicas on one database; the second uses the first one's coordinator key (GPUX_COORDINATOR_KEY_FILE).
-      const ports = [await freePort(), await freePort()];
-      const direct = ports.map((p) => `http://127.0.0.1:${p}`);
-      const keyFile = join(dir.path, 'coord-0', 'coordinator-key.json');
-      const startReplica = (i: number) =>
-        spawnGpux(['coordinator', 'start', '--db', pg.url, '--port', String(ports[i]), '--data-dir', join(dir.path, `coord-${i}`)], {
-          ...env,
-          GPUX_HOME: join(dir.path, `home-c${i}`),
-          ...(i > 0 ? { GPUX_COORDINATOR_KEY_FILE: keyFile } : {}),
-        });
-      const ready = (url: string) => waitFor(`${url} ready`, async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000);
-      coordinators.push(startReplica(0));
-      await ready(direct[0] as string);
-      coordinators.push(startReplica(1));
-      await ready(direct[1] as string);
+      // Two replicas on one database, sharing one coordinator key (GPUX_COORDINATOR_KEY_FILE).
+      const replicas = await startReplicas({ count: 2, dbUrl: pg.url, dir: dir.path, env });
+      coordinators.push(...replicas.procs);
+      const direct = replicas.urls;
+      const ports = direct.map((u) => Number(new URL(u).port));
 
       // nginx with both replicas in its upstream, TLS with a throwaway CA.
       const ngDir = join(dir.path, 'nginx');

@@ -60,6 +60,8 @@ export function pgBus(url: string, replicaId: string, logger: Logger): ClusterBu
           if (client === c) client = null;
           if (!closed) {
             logger.warn('cluster bus: connection to PostgreSQL lost; reconnecting');
+            // Deaf from now: long-polls parked here reread the store (a 503 moves their client on) instead of waiting blind.
+            handlers?.onGap();
             void connect();
           }
         });

@@ -51,6 +51,21 @@ function fromFastify(err: FastifyError): { status: number; error: GpuxError } | 
   return undefined;
 }
 
+/** Network errors of a connection, and PostgreSQL's connection-exception (08) and shutdown (57P0x) classes. */
+const DB_UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03']);
+const DB_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed/i;
+
+/**
+ * This process cannot reach its database (a replica cut off from PostgreSQL, a restart of the server): 503, so a
+ * client with several coordinator URLs moves on to another replica instead of reading it as a bug.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (DB_UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return DB_UNREACHABLE_MESSAGE.test(err.message);
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (isGpuxError(err)) {
@@ -60,6 +75,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     const mapped = fromFastify(err);
     if (mapped) return reply.code(mapped.status).send(errorBody(mapped.error));
+    if (isDatabaseUnreachable(err)) {
+      req.log.error({ err }, 'the database is unreachable');
+      return reply.code(503).send(errorBody(new GpuxError('UNAVAILABLE', `this coordinator cannot reach its database (request ${req.id}): try again, or another replica`)));
+    }
     // Unexpected: log everything, tell the client nothing about the internals.
     req.log.error({ err }, 'unexpected error');
     return reply.code(500).send(errorBody(new GpuxError('INTERNAL', `internal error (request ${req.id})`)));

@@ -22,9 +22,14 @@ const types: pg.CustomTypesConfig = {
 };
 
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, types });
+  // A server that stops answering (a partition drops packets) fails a new connection after 10 s instead of never.
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, types, connectionTimeoutMillis: 10_000 });
   // An idle client losing its connection must not crash the process; the next query reports the failure.
   pool.on('error', () => undefined);
+  // pg-pool listens for errors only on idle clients: a checked-out one whose socket dies (the server restarted, a
+  // partition) would emit 'error' with no listener and kill the process. Its queries are rejected anyway, and the pool
+  // drops it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const store = createKyselyStore(db, { dialect: 'postgres' }, opts.policies);
   try {
