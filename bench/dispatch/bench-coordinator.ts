@@ -65,8 +65,12 @@ function countingStore(store: Store, counts: Record<string, StoreCalls>): Store 
 
 export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
   // An empty environment: GPUX_MARKET and the rest of the shell's GPUX_* never leak into a bench run.
-  // One provider registers every bench agent at once: its registration budget is lifted.
-  const config = loadCoordinatorConfig({}, { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market, registerRatePerMin: 1_000_000 });
+  // One provider registers every bench agent at once: its registration budget is lifted. The proof-of-hardware
+  // challenge is off: the agents' GPUs are simulated (no challenge could pass), and it is a cost per node, not per job.
+  const config = loadCoordinatorConfig(
+    {},
+    { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market, registerRatePerMin: 1_000_000, challenge: 'off' },
+  );
   const raw = await openBenchStore(s);
   if (raw === null) return startCoordinator(config);
   // The coordinator does not close a store it was handed: this wrapper does.

@@ -23,6 +23,7 @@ export function pgBus(url: string, replicaId: string, logger: Logger): ClusterBu
   let flushScheduled = false;
   let connecting: Promise<void> | null = null;
   let connectedBefore = false;
+  let sending: Promise<void> = Promise.resolve();
 
   const onNotification = (n: pg.Notification) => {
     if (n.channel !== CHANNEL || !n.payload || !handlers) return;
@@ -84,9 +85,12 @@ export function pgBus(url: string, replicaId: string, logger: Logger): ClusterBu
     pending = new Map();
     const c = client;
     if (!c || batch.length === 0) return;
-    for (const part of payloads(batch, replicaId)) {
-      c.query('select pg_notify($1, $2)', [CHANNEL, part]).catch((err: unknown) => logger.debug({ err: String(err) }, 'cluster bus: notify failed (the receivers resync)'));
-    }
+    // One statement at a time on the connection (pg deprecates queueing queries on one client).
+    sending = sending.then(async () => {
+      for (const part of payloads(batch, replicaId)) {
+        await c.query('select pg_notify($1, $2)', [CHANNEL, part]).catch((err: unknown) => logger.debug({ err: String(err) }, 'cluster bus: notify failed (the receivers resync)'));
+      }
+    });
   };
 
   return {

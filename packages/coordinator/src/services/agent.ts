@@ -46,7 +46,7 @@ export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string
 export async function heartbeat(rt: Runtime, nodeId: string, held: readonly string[]): Promise<HeartbeatResponse> {
   const { store, config } = rt;
   const now = rt.clock.now();
-  const { cancelAttemptIds } = await store.heartbeat(nodeId, now, now + config.leaseTtlMs);
+  const { cancelAttemptIds, active } = await store.heartbeat(nodeId, now, now + config.leaseTtlMs);
   if (rt.offlineNodes.has(nodeId)) {
     await nodeChanged(rt, nodeId);
     rt.logger.info({ nodeId }, 'node back online');
@@ -54,7 +54,6 @@ export async function heartbeat(rt: Runtime, nodeId: string, held: readonly stri
   } else if (rt.scheduling.backlog && rt.index.usage(nodeId).activeAttempts === 0) {
     rt.scheduling.kick();
   }
-  const active = await store.listActiveAttempts(nodeId);
   const activeIds = new Set(active.map((a) => a.id));
   const heldIds = new Set(held);
   const cancel = new Set(cancelAttemptIds);

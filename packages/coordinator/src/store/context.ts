@@ -65,6 +65,11 @@ export interface StoreContext {
   auditBudgetBps?: number;
   /** Set on the leader's view of the store (Store.fenced): every write transaction first checks this lease. */
   fence?: Fence;
+  /**
+   * PostgreSQL: connections whose every statement commits without waiting for the disk (synchronous_commit off for
+   * the session), for single-statement writes that may be lost in a crash (heartbeats: see relaxedStatements).
+   */
+  relaxedDb?: Kysely<Database>;
 }
 
 export interface Fence {
@@ -130,6 +135,15 @@ export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promis
       await run(relaxed?.after);
     }
   });
+}
+
+/**
+ * Run `fn`'s statements, each atomic on its own, committing without waiting for the disk: on PostgreSQL on the relaxed
+ * connections and outside a transaction (no BEGIN, SET and COMMIT round trips), elsewhere in one relaxed transaction.
+ * Only for writes a crash may lose and that need no atomicity across statements.
+ */
+export function relaxedStatements<T>(ctx: StoreContext, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return ctx.relaxedDb && !ctx.fence ? fn(ctx.relaxedDb) : inTx(ctx, fn, { durable: false });
 }
 
 /** Split rows into insert batches that stay under the dialect's bound-parameter limit. */

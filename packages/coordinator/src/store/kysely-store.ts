@@ -35,12 +35,19 @@ import * as wallet from './wallet.js';
 import type { Database } from './schema.js';
 
 /** `quirks`: how the dialect behaves; `policies`: the coordinator's rules (from its config), kept apart. */
-export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}): Store {
-  const ctx: StoreContext = { db, q: resolveQuirks(quirks), policy: resolvePolicy(policies), deadlines: resolveDeadlines(policies), ...(policies.auditBudgetBps !== undefined && { auditBudgetBps: policies.auditBudgetBps }) };
+export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}, relaxedDb?: Kysely<Database>): Store {
+  const ctx: StoreContext = {
+    db,
+    q: resolveQuirks(quirks),
+    policy: resolvePolicy(policies),
+    deadlines: resolveDeadlines(policies),
+    ...(policies.auditBudgetBps !== undefined && { auditBudgetBps: policies.auditBudgetBps }),
+    ...(relaxedDb && { relaxedDb }),
+  };
   let closed: Promise<void> | undefined;
   // Idempotent: closing twice is harmless.
   return storeOver(ctx, () => {
-    closed ??= db.destroy();
+    closed ??= Promise.all([db.destroy(), relaxedDb?.destroy()]).then(() => undefined);
     return closed;
   });
 }

@@ -1,12 +1,12 @@
 /** Node verbs: register, read, list, heartbeat (lease renewal), admin state, trust tier, staleness. */
-import { GpuxError, type NodeRecord, type Page, type RegisterNodeInput } from '@gpux/core';
+import { type AttemptRecord, GpuxError, type NodeRecord, type Page, type RegisterNodeInput } from '@gpux/core';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { NodeAdminState, NodeStatus } from '@gpux/protocol';
-import { deadlinesOf, inTx, type StoreContext } from './context.js';
+import { deadlinesOf, inTx, relaxedStatements, type StoreContext } from './context.js';
 import { afterId, pageById } from './cursor.js';
 import { insertEvents } from './events.js';
 import { recordOutages } from './node-stats.js';
-import { nodeFromRow } from './rows.js';
+import { attemptFromRow, nodeFromRow } from './rows.js';
 import type { Database, EnrollmentsTable } from './schema.js';
 
 /**
@@ -167,27 +167,22 @@ export async function listNodes(ctx: StoreContext, q: { status?: NodeStatus; lim
   return pageById(rows, limit, nodeFromRow);
 }
 
-export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }> {
-  return inTx(ctx, async (trx) => {
-    const node = await trx
-      .selectFrom('nodes')
-      .select(['status', 'removed_at'])
-      .where('id', '=', nodeId)
-      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
-      .executeTakeFirst();
-    if (!node) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
-    // A heartbeat authenticated just before a ban or removal commits must not bring the node back online.
-    if (node.removed_at !== null) throw new GpuxError('UNAUTHORIZED', `node ${nodeId} was removed at ${new Date(Number(node.removed_at)).toISOString()}: register it again with a valid enrollment token`);
-    await trx.updateTable('nodes').set({ status: 'online', last_heartbeat_at: now }).where('id', '=', nodeId).execute();
-    if (node.status !== 'online') {
-      await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);
-    }
+/**
+ * The common heartbeat (an online node, not removed) is three statements and no transaction on PostgreSQL: the
+ * node's time, its leases renewed (returning its active attempts, so the caller reads them no more), and, only when
+ * it has any, their cancel requests. A node coming back online takes the locked path (its event, the removal check).
+ * Relaxed commits: a crash loses at most the latest renewals, and a restart extends every lease anyway.
+ */
+export async function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[]; active: AttemptRecord[] }> {
+  return relaxedStatements(ctx, async (db) => {
+    const online = await db.updateTable('nodes').set({ last_heartbeat_at: now }).where('id', '=', nodeId).where('status', '=', 'online').where('removed_at', 'is', null).executeTakeFirst();
+    if (Number(online.numUpdatedRows) === 0) await comeOnline(ctx, db, nodeId, now);
     // An attempt whose job's cancel was requested is never leased past its stop_by (cancel + grace), nor
     // any attempt past its deadline (core attempt-end/deadline.ts; an assigned one's is pinned here, at
     // creation + the start grace), so it ends then even if the node keeps heartbeating and never stops or
     // finishes it. A lease already past the deadline (a restart's extension) is kept, never shortened.
     const deadline = sql<number | null>`coalesce(deadline_at, case when started_at is null then created_at + ${deadlinesOf(ctx).startGraceMs} end)`;
-    await trx
+    const rows = await db
       .updateTable('attempts')
       .set({
         deadline_at: deadline,
@@ -198,18 +193,37 @@ export function heartbeat(ctx: StoreContext, nodeId: string, now: number, leaseE
       })
       .where('node_id', '=', nodeId)
       .where('state', 'in', ['assigned', 'running'])
+      .returningAll()
       .execute();
-    const cancel = await trx
-      .selectFrom('attempts')
-      .innerJoin('jobs', 'jobs.id', 'attempts.job_id')
-      .select('attempts.id')
-      .where('attempts.node_id', '=', nodeId)
-      .where('attempts.state', 'in', ['assigned', 'running'])
-      .where('jobs.cancel_requested', '=', 1)
-      .orderBy('attempts.id')
+    const active = rows.map(attemptFromRow).sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    if (active.length === 0) return { cancelAttemptIds: [], active };
+    const cancel = await db
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', 'in', [...new Set(active.map((x) => x.jobId))])
+      .where('cancel_requested', '=', 1)
       .execute();
-    return { cancelAttemptIds: cancel.map((r) => r.id) };
-  }, { durable: false }); // lease renewals: a restart extends leases anyway
+    const cancelled = new Set(cancel.map((r) => r.id));
+    return { cancelAttemptIds: active.filter((x) => cancelled.has(x.jobId)).map((x) => x.id).sort(), active };
+  });
+}
+
+/** An offline node's heartbeat: online again, with its event; refused for a removed node (a heartbeat authenticated just before a ban). */
+function comeOnline(ctx: StoreContext, db: Kysely<Database>, nodeId: string, now: number): Promise<void> {
+  // Off a transaction (PostgreSQL's relaxed connections) it takes one of its own; inside one (SQLite), it runs there.
+  const inOwnTx = (fn: (trx: Kysely<Database>) => Promise<void>) => (db === ctx.relaxedDb ? inTx(ctx, fn, { durable: false }) : fn(db));
+  return inOwnTx(async (trx) => {
+    const node = await trx
+      .selectFrom('nodes')
+      .select(['status', 'removed_at'])
+      .where('id', '=', nodeId)
+      .$if(ctx.q.forUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!node) throw new GpuxError('NODE_NOT_FOUND', `node ${nodeId} not found`);
+    if (node.removed_at !== null) throw new GpuxError('UNAUTHORIZED', `node ${nodeId} was removed at ${new Date(Number(node.removed_at)).toISOString()}: register it again with a valid enrollment token`);
+    await trx.updateTable('nodes').set({ status: 'online', last_heartbeat_at: now }).where('id', '=', nodeId).execute();
+    if (node.status !== 'online') await insertEvents(trx, ctx, [{ at: now, subject: 'node', subjectId: nodeId, type: 'node.online', data: { previousStatus: node.status } }]);
+  });
 }
 
 const ADMIN_EVENT: Record<NodeAdminState, string> = { active: 'node.uncordoned', cordoned: 'node.cordoned', draining: 'node.draining' };

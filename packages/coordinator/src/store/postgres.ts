@@ -21,17 +21,24 @@ const types: pg.CustomTypesConfig = {
     oid === INT8_OID && format !== 'binary' ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
+/** A Kysely over its own pool; `options`: server settings for every session of it. */
+function kyselyOver(url: string, max: number, options?: string): Kysely<Database> {
   // A server that stops answering (a partition drops packets) fails a new connection after 10 s instead of never.
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, types, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000, ...(options && { options }) });
   // An idle client losing its connection must not crash the process; the next query reports the failure.
   pool.on('error', () => undefined);
   // pg-pool listens for errors only on idle clients: a checked-out one whose socket dies (the server restarted, a
   // partition) would emit 'error' with no listener and kill the process. Its queries are rejected anyway, and the pool
   // drops it on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const store = createKyselyStore(db, { dialect: 'postgres' }, opts.policies);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
+  const db = kyselyOver(url, opts.max ?? 10);
+  // Heartbeats' single statements commit without waiting for the disk and without a transaction (context.ts).
+  const relaxedDb = kyselyOver(url, Math.max(2, Math.ceil((opts.max ?? 10) / 2)), '-c synchronous_commit=off');
+  const store = createKyselyStore(db, { dialect: 'postgres' }, opts.policies, relaxedDb);
   try {
     await store.migrate();
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { NodeAdminState, NodeAdvertisement, NodeStatus } from '@gpux/protocol';
-import type { NodeRecord, NodeStatsRecord } from '../records.js';
+import type { AttemptRecord, NodeRecord, NodeStatsRecord } from '../records.js';
 import type { Page } from './page.js';
 
 export interface RegisterNodeInput {
@@ -28,9 +28,10 @@ export interface NodesPort {
   listNodes(q: { status?: NodeStatus; limit: number; cursor?: string }): Promise<Page<NodeRecord>>;
   /**
    * A heartbeat: lastHeartbeatAt = now, status online (event node.online if it was offline), and every
-   * active attempt of the node gets leaseExpiresAt, never past its stop_by or its deadline (attempt-end/deadline.ts). Returns the active attempts whose job has a cancel request.
+   * active attempt of the node gets leaseExpiresAt, never past its stop_by or its deadline (attempt-end/deadline.ts).
+   * Returns the node's active attempts (renewed; oldest first) and those whose job has a cancel request.
    */
-  heartbeat(nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[] }>;
+  heartbeat(nodeId: string, now: number, leaseExpiresAt: number): Promise<{ cancelAttemptIds: string[]; active: AttemptRecord[] }>;
   setNodeAdminState(nodeId: string, state: NodeAdminState, now: number): Promise<NodeRecord>;
   /**
    * The node's trust tier (TRUST.md "Tiers"): event node.tier_set {from, to, by, reason} in the same

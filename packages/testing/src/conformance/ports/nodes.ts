@@ -84,13 +84,21 @@ export function nodeTests(open: OpenStore): void {
       await store.startAttempt(a1.id, 'node-1', T0 + 1);
       // Within the start deadline of the assigned att-2 (core attempt-end/deadline.ts), so both renew in full.
       const hb = await store.heartbeat('node-1', T0 + 10, T0 + 60_000);
-      assert.deepEqual(hb, { cancelAttemptIds: [] });
+      assert.deepEqual(hb.cancelAttemptIds, []);
+      assert.deepEqual(
+        hb.active.map((x) => [x.id, x.state, x.leaseExpiresAt]),
+        [
+          [a1.id, 'running', T0 + 60_000],
+          [a2.id, 'assigned', T0 + 60_000],
+        ],
+        'the active attempts, renewed, oldest first',
+      );
       assert.equal((await store.getAttempt(a1.id))?.leaseExpiresAt, T0 + 60_000);
       assert.equal((await store.getAttempt(a2.id))?.leaseExpiresAt, T0 + 60_000);
       assert.equal((await store.getAttempt(other.id))?.leaseExpiresAt, other.leaseExpiresAt);
       assert.equal((await store.getNode('node-1'))?.lastHeartbeatAt, T0 + 10);
       await store.requestCancel('job-2', T0 + 11);
-      assert.deepEqual(await store.heartbeat('node-1', T0 + 12, T0 + 90_000), { cancelAttemptIds: ['att-2'] });
+      assert.deepEqual((await store.heartbeat('node-1', T0 + 12, T0 + 90_000)).cancelAttemptIds, ['att-2']);
 
       assert.deepEqual(await store.markStaleNodesOffline(T0 + 5_000, T0 + 5_000), ['node-1', 'node-2']);
       assert.equal((await store.getNode('node-1'))?.status, 'offline');
