@@ -20,6 +20,30 @@ export function processCpuMs(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * User + system CPU ms of a process and of its children it has reaped (fields 16 and 17): for a server that forks a
+ * process per connection (PostgreSQL's postmaster), the time of backends that already exited.
+ */
+export function processTreeCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** The parent pid of a process, or null when it is gone. */
+export function parentPid(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** User + system CPU ms of this process. */
 export function ownCpuMs(): number {
   const u = process.cpuUsage();

@@ -2,8 +2,9 @@
  * The PostgreSQL cluster of the run: GPUX_BENCH_PG_URL if set, else a throwaway one from @gpux/testing.
  * Each user gets its own fresh database on it, dropped at the end.
  */
+import { readdirSync } from 'node:fs';
 import pg from 'pg';
-import { processCpuMs } from './cpu.js';
+import { parentPid, processCpuMs, processTreeCpuMs } from './cpu.js';
 
 export interface BenchPg {
   /** Where the cluster came from, for the report. */
@@ -15,6 +16,11 @@ export interface BenchPg {
    * where unreadable). Backends that exited are not counted, so take it while the pools are open.
    */
   backendCpuMs(dbUrl: string): Promise<number | null>;
+  /**
+   * CPU ms of the whole PostgreSQL cluster: the postmaster, the backends it has reaped and every live child.
+   * Monotonic, unlike backendCpuMs, which loses the time of a backend that exits (a pool closing idle connections).
+   */
+  clusterCpuMs(): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +62,18 @@ export async function openBenchPg(env: NodeJS.ProcessEnv): Promise<BenchPg> {
         const ms = processCpuMs(pid);
         if (ms === null) return null;
         sum += ms;
+      }
+      return sum;
+    },
+    async clusterCpuMs() {
+      const me = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      const postmaster = me === undefined ? null : parentPid(me);
+      if (postmaster === null) return null;
+      let sum = processTreeCpuMs(postmaster);
+      if (sum === null) return null;
+      for (const entry of readdirSync('/proc')) {
+        const pid = Number(entry);
+        if (Number.isInteger(pid) && parentPid(pid) === postmaster) sum += processCpuMs(pid) ?? 0;
       }
       return sum;
     },

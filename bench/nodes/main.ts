@@ -118,12 +118,12 @@ async function runSystem(spec: SystemSpec, pg: BenchPg | null): Promise<SystemRe
       // One whole interval, so every node (the new ones too) is in its steady rhythm before the window.
       await sleep(args.intervalMs + 1000);
       await Promise.all(workers.map((w) => w.mark()));
-      const c0 = { server: cpuSum(serverPids), pg: db && pg && !db.startsWith('sqlite:') ? await pg.backendCpuMs(db) : null, t: performance.now() };
+      const c0 = { server: cpuSum(serverPids), pg: db && pg && !db.startsWith('sqlite:') ? await pg.clusterCpuMs() : null, t: performance.now() };
       await sleep(args.windowS * 1000);
       const windows = await Promise.all(workers.map((w) => w.collect()));
       const wallMs = performance.now() - c0.t;
       const serverCpu = cpuSum(serverPids) - c0.server;
-      const pgCpu = c0.pg !== null && db && pg ? ((await pg.backendCpuMs(db)) ?? 0) - c0.pg : null;
+      const pgCpu = c0.pg !== null && db && pg ? ((await pg.clusterCpuMs()) ?? 0) - c0.pg : null;
       const online = probe ? await probe.onlineNodes() : null;
       const lat = summarize(windows.flatMap((w) => w.latencies));
       const errors: Record<string, number> = {};

@@ -155,6 +155,25 @@ describe('scores', () => {
     assert.equal(pick(index, job()), 'cpu');
   });
 
+  test('spread: a burst of tiny CPU jobs goes over the fleet, not onto one node; GPU jobs are not spread', () => {
+    const index = new CapacityIndex();
+    for (const id of ['a', 'b', 'c', 'd']) index.upsertNode(node(id, { gpus: 0, cpu: 8 }));
+    const tiny = Array.from({ length: 40 }, (_, i) => job({ resources: { cpuCores: 0.01 } }, { id: `tiny-${i}` }));
+    const placed = new PlacementEngine().place(tiny, index, ctx(T0));
+    assert.equal(placed.length, 40);
+    const per = new Map<string, number>();
+    for (const p of placed) per.set(p.nodeId, (per.get(p.nodeId) ?? 0) + 1);
+    assert.deepEqual([...per.values()].sort(), [10, 10, 10, 10]);
+    assert.equal(parts(index, 'a', job()).spread, 1 / (1 + (10 - 4) / 8));
+    assert.equal(parts(index, 'a').spread, 0.5, 'a GPU job: inert');
+    // A large CPU job still packs: the partly used node wins over an idle one.
+    const big = new CapacityIndex();
+    big.upsertNode(node('idle', { gpus: 0, cpu: 8 }));
+    big.upsertNode(node('used', { gpus: 0, cpu: 8 }));
+    big.reserve({ attemptId: 'x', nodeId: 'used', gpuIndices: [], cpu: 4, memoryMb: 0 });
+    assert.equal(pick(big, job({ resources: { cpuCores: 4 } })), 'used');
+  });
+
   test('weights are configurable: with packing off and reliability up, the reliable whole node wins', () => {
     const setup = () => {
       const index = new CapacityIndex();
@@ -167,7 +186,7 @@ describe('scores', () => {
     };
     assert.equal(new PlacementEngine().place([gpuJob(1)], setup(), ctx())[0]?.nodeId, 'part', 'default weights: packing wins');
     const engine = new PlacementEngine({ weights: { packing: 0, reliability: 5 } });
-    assert.deepEqual(engine.weights, { price: 1, reliability: 5, performance: 1, latency: 1, packing: 0 });
+    assert.deepEqual(engine.weights, { price: 1, reliability: 5, performance: 1, latency: 1, packing: 0, spread: 2 });
     assert.equal(engine.place([gpuJob(1)], setup(), ctx())[0]?.nodeId, 'whole');
   });
 });

@@ -68,8 +68,14 @@ export async function resyncIndex(rt: Runtime): Promise<void> {
   quoteFromBook(rt);
 }
 
-/** What this replica does with another's message. */
+/**
+ * What this replica does with another's message. Only the leader passes a kick on to its scheduling: a follower's
+ * kick() would publish it again, and two followers would bounce it between them forever.
+ */
 export async function onClusterMessage(rt: Runtime, m: ClusterMessage, leads: boolean): Promise<void> {
+  const kick = () => {
+    if (leads) rt.scheduling.kick();
+  };
   switch (m.t) {
     case 'work':
       rt.work.wakeLocal(m.node);
@@ -79,22 +85,22 @@ export async function onClusterMessage(rt: Runtime, m: ClusterMessage, leads: bo
       rt.logs.wakeLocal(m.job);
       return;
     case 'kick':
-      rt.scheduling.kick();
+      kick();
       return;
     case 'node':
       await applyNode(rt, m.node);
-      rt.scheduling.kick();
+      kick();
       return;
     case 'ended':
       rt.index.release(m.attempt);
       rt.delivery.forget(m.attempt);
       rt.logs.wakeLocal(m.job);
-      rt.scheduling.kick();
+      kick();
       return;
     case 'asks':
     case 'prices':
       await reloadBook(rt);
-      rt.scheduling.kick();
+      kick();
       return;
   }
 }

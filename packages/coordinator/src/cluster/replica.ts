@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LeaseGrant, Store } from '@gpux/core';
-import { CanaryLoop } from '../loops/canaries.js';
-import { ChallengeLoop } from '../loops/challenges.js';
-import { ExpiryLoop } from '../loops/expiry.js';
-import { MarketLoop } from '../loops/market.js';
-import { VerificationLoop } from '../loops/verification.js';
+import { canaryTask } from '../loops/canaries.js';
+import { challengeTask } from '../loops/challenges.js';
+import { expiryTask } from '../loops/expiry.js';
+import { marketTasks } from '../loops/market.js';
+import { verificationTask } from '../loops/verification.js';
 import type { Runtime } from '../runtime.js';
 import { type ClusterBus, soloBus } from './bus.js';
 import { onClusterMessage, resyncIndex } from './follow.js';
@@ -44,7 +44,7 @@ export interface Replica {
 
 /** The periodic passes of one leadership term. */
 function startPasses(rt: Runtime): () => Promise<void> {
-  const loops = [new ExpiryLoop(rt), new MarketLoop(rt), new VerificationLoop(rt), new CanaryLoop(rt), new ChallengeLoop(rt)];
+  const loops = [expiryTask(rt), ...marketTasks(rt), verificationTask(rt), canaryTask(rt), challengeTask(rt)];
   rt.scheduling.start(rt);
   for (const l of loops) l.start();
   return async () => {

@@ -4,7 +4,7 @@
  * Claims arriving together go to the database in one statement.
  */
 import type { Store } from '@gpux/core';
-import { NONCE_TTL_MS, NonceCache, type NonceClaims } from '../http/node-auth.js';
+import { NONCE_TTL_MS, NonceCache, type NonceClaims } from '../identity/nonces.js';
 
 interface Pending {
   item: { nodeId: string; nonce: string; expiresAt: number };

@@ -3,15 +3,13 @@
  * (no cache), so a revocation or an expiry applies from the next request. A node enrollment token is not a
  * bearer token: it is refused here with a hint, and it works only at /v1/agent/register.
  */
-import { type Clock, GpuxError, type Role, type Store, systemClock } from '@gpux/core';
+import { type Clock, GpuxError, type Store, systemClock } from '@gpux/core';
 import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../principal.js';
 import { credentialDead, ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 
-export interface Principal {
-  tokenId: string;
-  accountId: string;
-  role: Role;
-}
+export type { Principal } from '../principal.js';
+
 
 /** `need` is the route's auth: buyer routes take operator tokens too; operator routes only operators. */
 export async function authenticateBearer(store: Store, req: FastifyRequest, need: 'buyer' | 'operator', clock: Clock = systemClock): Promise<Principal> {
@@ -28,9 +26,4 @@ export async function authenticateBearer(store: Store, req: FastifyRequest, need
   if (dead) throw new GpuxError('UNAUTHORIZED', `${dead}: ask an operator for a new one (gpux token create)`);
   if (need === 'operator' && record.role !== 'operator') throw new GpuxError('FORBIDDEN', 'this route needs an operator token');
   return { tokenId: record.id, accountId: record.accountId, role: record.role };
-}
-
-/** Buyers see only their own jobs; operators see all. Someone else's job reads as missing, not forbidden. */
-export function canSeeBuyer(p: Principal, buyerId: string): boolean {
-  return p.role === 'operator' || p.accountId === buyerId;
 }

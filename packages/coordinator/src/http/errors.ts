@@ -53,7 +53,7 @@ function fromFastify(err: FastifyError): { status: number; error: GpuxError } | 
 
 /** Network errors of a connection, and PostgreSQL's connection-exception (08) and shutdown (57P0x) classes. */
 const DB_UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03']);
-const DB_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed/i;
+const DB_UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|driver has already been destroyed/i;
 
 /**
  * This process cannot reach its database (a replica cut off from PostgreSQL, a restart of the server): 503, so a

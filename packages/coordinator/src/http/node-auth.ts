@@ -2,87 +2,18 @@
  * Signed node requests: ed25519 over method, path+query, body digest, timestamp and nonce
  * (@gpux/protocol signing.ts). Replays are refused by a nonce cache and a start-time floor.
  *
- * The nonce cache is in memory. Entries live 2 × MAX_CLOCK_SKEW_MS: a request older than the skew is
+ * The nonce cache (identity/nonces.ts) is in memory. Entries live 2 × MAX_CLOCK_SKEW_MS: a request older than the skew is
  * refused by its timestamp anyway, so older nonces need not be remembered. A restart forgets the cache,
  * so requests timestamped before this coordinator started are refused too; agents sign with a fresh
  * timestamp on every try, so they only notice if their clock runs behind ours. Replicas on one PostgreSQL
  * also share every nonce through the database (cluster/shared-nonces.ts), so a replay to another replica fails too.
  */
 import type { KeyObject } from 'node:crypto';
-import { type Clock, GpuxError, type Store } from '@gpux/core';
+import { type Clock, GpuxError } from '@gpux/core';
 import { MAX_CLOCK_SKEW_MS, nodeIdFromPublicKey, publicKeyFromRaw, SIGNATURE_HEADERS, verifySignature } from '@gpux/protocol';
 import type { FastifyRequest } from 'fastify';
-
-export const NONCE_TTL_MS = 2 * MAX_CLOCK_SKEW_MS;
-
-/** Claims a nonce once: true when it is new (and now remembered), false for a replay. */
-export interface NonceClaims {
-  claim(nodeId: string, nonce: string, now: number): boolean | Promise<boolean>;
-}
-
-export class NonceCache implements NonceClaims {
-  private readonly seen = new Map<string, number>();
-  private lastSweep = 0;
-
-  /** True when the nonce is new (and remembers it); false for a replay. */
-  claim(nodeId: string, nonce: string, now: number): boolean {
-    this.sweep(now);
-    const key = `${nodeId}\n${nonce}`;
-    if (this.seen.has(key)) return false;
-    this.seen.set(key, now + NONCE_TTL_MS);
-    return true;
-  }
-
-  get size(): number {
-    return this.seen.size;
-  }
-
-  private sweep(now: number): void {
-    if (now - this.lastSweep < 1000) return;
-    this.lastSweep = now;
-    // Map iteration follows insertion order, which is expiry order while the clock moves forward.
-    for (const [k, exp] of this.seen) {
-      if (exp > now) break;
-      this.seen.delete(k);
-    }
-  }
-}
-
-/**
- * Public keys by node id; a node's key never changes (its id is derived from it). It also knows which nodes
- * were removed (their enrollment revoked with removeNodes), so their requests are refused at once.
- */
-export class NodeKeyCache {
-  private readonly keys = new Map<string, KeyObject>();
-  private readonly removed = new Map<string, number>();
-  constructor(private readonly store: Store) {}
-
-  /** A node that registered (again): known, and no longer removed. */
-  remember(nodeId: string, publicKeyB64: string): void {
-    if (!this.keys.has(nodeId)) this.keys.set(nodeId, publicKeyFromRaw(publicKeyB64));
-    this.removed.delete(nodeId);
-  }
-
-  markRemoved(nodeId: string, at: number): void {
-    this.removed.set(nodeId, at);
-  }
-
-  /** When the node was removed, if it was. Valid after get() of the node. */
-  removedAt(nodeId: string): number | undefined {
-    return this.removed.get(nodeId);
-  }
-
-  async get(nodeId: string): Promise<KeyObject | undefined> {
-    const cached = this.keys.get(nodeId);
-    if (cached) return cached;
-    const node = await this.store.getNode(nodeId);
-    if (!node) return undefined;
-    const key = publicKeyFromRaw(node.publicKey);
-    this.keys.set(nodeId, key);
-    if (node.removedAt !== null && node.removedAt !== undefined) this.removed.set(nodeId, node.removedAt);
-    return key;
-  }
-}
+import type { NodeKeyCache } from '../identity/node-keys.js';
+import type { NonceClaims } from '../identity/nonces.js';
 
 export interface NodeAuthDeps {
   clock: Clock;

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { GpuxError } from '@gpux/core';
 import { UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BlobGcLoop } from '../loops/blob-gc.js';
+import { blobGcTask } from '../loops/blob-gc.js';
 import type { Runtime } from '../runtime.js';
 import { RegisterRateLimited } from '../services/register.js';
 import { type BlobDownload, BlobService } from '../services/blobs.js';
@@ -56,7 +56,7 @@ export function sendBlob(reply: FastifyReply, d: BlobDownload | { unsatisfiable:
 }
 
 export function mountBlobRoutes(app: FastifyInstance, rt: Runtime, service = new BlobService(rt)): BlobService {
-  const gc = new BlobGcLoop(rt, service);
+  const gc = blobGcTask(rt, service);
   app.addHook('onReady', async () => gc.start());
   app.addHook('onClose', async () => {
     await gc.stop();

@@ -1,28 +1,22 @@
-/** The blob garbage collector's loop: collectBlobGarbage every GPUX_BLOB_GC_INTERVAL_S (ticks come every expiry interval). */
+/** The blob garbage collector's task: collectBlobGarbage every GPUX_BLOB_GC_INTERVAL_S (the first soon after start), on the leader. */
 import { collectBlobGarbage, type BlobGcState } from '../services/blob-gc.js';
 import type { BlobService } from '../services/blobs.js';
 import type { Runtime } from '../runtime.js';
-import { PeriodicPass } from './periodic.js';
+import { PeriodicTask } from './periodic.js';
 
-export class BlobGcLoop extends PeriodicPass {
-  private lastRun = Number.NEGATIVE_INFINITY;
-  private readonly state: BlobGcState = {};
-
-  constructor(
-    rt: Runtime,
-    private readonly blobs: BlobService,
-  ) {
-    super(rt, 'blob garbage collection');
-  }
-
-  protected async tick(): Promise<void> {
-    const now = this.rt.clock.now();
-    if (now - this.lastRun < this.rt.config.blobs.gcIntervalMs) return;
-    this.lastRun = now;
-    await collectBlobGarbage(
-      { store: this.rt.store, backend: await this.blobs.backend(), config: this.rt.config.blobs, logger: this.rt.logger, liveJobBlobRefs: this.blobs.liveJobBlobRefs, busyUploads: this.blobs.busyUploads },
-      now,
-      this.state,
-    );
-  }
+export function blobGcTask(rt: Runtime, blobs: BlobService): PeriodicTask {
+  const state: BlobGcState = {};
+  let lastRun = Number.NEGATIVE_INFINITY;
+  return new PeriodicTask(rt, {
+    what: 'blob garbage collection',
+    // Ticks come every expiry interval; a collection runs once its own interval has passed.
+    everyMs: rt.config.expiryPassIntervalMs,
+    pass: async () => {
+      const now = rt.clock.now();
+      if (now - lastRun < rt.config.blobs.gcIntervalMs) return;
+      lastRun = now;
+      const ports = { store: rt.store, backend: await blobs.backend(), config: rt.config.blobs, logger: rt.logger, liveJobBlobRefs: blobs.liveJobBlobRefs, busyUploads: blobs.busyUploads };
+      await collectBlobGarbage(ports, now, state);
+    },
+  });
 }

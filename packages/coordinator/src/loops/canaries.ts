@@ -1,25 +1,20 @@
 /**
- * The canary loop: every expiryPassIntervalMs, one issuing pass (services/canaries.ts). Runs while
+ * The canary task: every expiryPassIntervalMs, one issuing pass (services/canaries.ts). Runs while
  * verification is on (canaries are verification: their pay is held and judged like a check run's).
  */
 import type { Runtime } from '../runtime.js';
-import { PeriodicPass } from './periodic.js';
 import { canaryPass } from '../services/canaries.js';
+import { PeriodicTask } from './periodic.js';
 
-export class CanaryLoop extends PeriodicPass {
-  /** Bans at or after this time are still to be taken out of the index (the index was rebuilt at start). */
-  private bansSince: number;
-
-  constructor(rt: Runtime) {
-    super(rt, 'canary pass');
-    this.bansSince = rt.startedAt;
-  }
-
-  protected override enabled(): boolean {
-    return this.rt.config.verify;
-  }
-
-  protected async tick(): Promise<void> {
-    this.bansSince = (await canaryPass(this.rt, this.bansSince)).bansSince;
-  }
+export function canaryTask(rt: Runtime): PeriodicTask {
+  // Bans at or after this time are still to be taken out of the index (the index was rebuilt at start).
+  let bansSince = rt.startedAt;
+  return new PeriodicTask(rt, {
+    what: 'canary pass',
+    everyMs: rt.config.expiryPassIntervalMs,
+    enabled: rt.config.verify,
+    pass: async () => {
+      bansSince = (await canaryPass(rt, bansSince)).bansSince;
+    },
+  });
 }

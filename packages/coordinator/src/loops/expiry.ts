@@ -6,48 +6,42 @@
  * reason and their escrow returns (services/queue-timeouts.ts).
  */
 import { attemptEnded, type Runtime } from '../runtime.js';
-import { PeriodicPass } from './periodic.js';
+import { PeriodicTask } from './periodic.js';
 import { expireQueuedJobs } from '../services/queue-timeouts.js';
 import { expireKeyWaits } from '../services/e2e-keys.js';
 
 const EXPIRE_BATCH = 1000;
 
-export class ExpiryLoop extends PeriodicPass {
-  constructor(rt: Runtime) {
-    super(rt, 'expiry pass');
-  }
+export function expiryTask(rt: Runtime): PeriodicTask {
+  return new PeriodicTask(rt, { what: 'expiry pass', everyMs: rt.config.expiryPassIntervalMs, pass: () => expiryPass(rt) });
+}
 
-  protected tick(): Promise<void> {
-    return this.pass();
-  }
-
-  async pass(): Promise<void> {
-    const { store, config, clock, index, metrics, logger } = this.rt;
-    const now = clock.now();
-    // After a restart every node counts as online for nodeOfflineAfterMs: the coordinator was the one away.
-    if (now >= this.rt.startedAt + config.nodeOfflineAfterMs) {
-      for (const nodeId of await store.markStaleNodesOffline(now - config.nodeOfflineAfterMs, now)) {
-        // The index follows the store: offline, out of the buckets and out of the market's supply.
-        index.setStatus(nodeId, 'offline');
-        this.rt.offlineNodes.add(nodeId);
-        this.rt.bus.publish({ t: 'node', node: nodeId });
-        logger.info({ nodeId }, 'node offline: no heartbeat');
-      }
+export async function expiryPass(rt: Runtime): Promise<void> {
+  const { store, config, clock, index, metrics, logger } = rt;
+  const now = clock.now();
+  // After a restart every node counts as online for nodeOfflineAfterMs: the coordinator was the one away.
+  if (now >= rt.startedAt + config.nodeOfflineAfterMs) {
+    for (const nodeId of await store.markStaleNodesOffline(now - config.nodeOfflineAfterMs, now)) {
+      // The index follows the store: offline, out of the buckets and out of the market's supply.
+      index.setStatus(nodeId, 'offline');
+      rt.offlineNodes.add(nodeId);
+      rt.bus.publish({ t: 'node', node: nodeId });
+      logger.info({ nodeId }, 'node offline: no heartbeat');
     }
-    for (;;) {
-      const lost = await store.expireLeases(now, this.rt.decider, EXPIRE_BATCH);
-      for (const l of lost) {
-        metrics.leaseExpiries.inc();
-        // cancelled: the job's cancel grace ran out while its node still held the attempt (store requestCancel).
-        const outcome = l.outcome ?? 'lost';
-        attemptEnded(this.rt, l.attemptId, l.jobId, outcome);
-        // deadline: the node kept heartbeating but never finished (or started) it in time (core attempt-end/deadline.ts).
-        const why = l.cause === 'deadline' ? 'deadline passed' : 'lease expired';
-        logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `${why}: attempt ${outcome}`);
-      }
-      if (lost.length < EXPIRE_BATCH) break;
-    }
-    await expireQueuedJobs(this.rt, now);
-    await expireKeyWaits(this.rt, now);
   }
+  for (;;) {
+    const lost = await store.expireLeases(now, rt.decider, EXPIRE_BATCH);
+    for (const l of lost) {
+      metrics.leaseExpiries.inc();
+      // cancelled: the job's cancel grace ran out while its node still held the attempt (store requestCancel).
+      const outcome = l.outcome ?? 'lost';
+      attemptEnded(rt, l.attemptId, l.jobId, outcome);
+      // deadline: the node kept heartbeating but never finished (or started) it in time (core attempt-end/deadline.ts).
+      const why = l.cause === 'deadline' ? 'deadline passed' : 'lease expired';
+      logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `${why}: attempt ${outcome}`);
+    }
+    if (lost.length < EXPIRE_BATCH) break;
+  }
+  await expireQueuedJobs(rt, now);
+  await expireKeyWaits(rt, now);
 }

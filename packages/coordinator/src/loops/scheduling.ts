@@ -10,14 +10,10 @@ import { newId } from '@gpux/core';
 import type { Runtime } from '../runtime.js';
 import { pricePlacements } from '../services/market.js';
 import { resyncIndex } from '../cluster/follow.js';
+import { PeriodicTask } from './periodic.js';
 import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
 
 export class SchedulingLoop {
-  private started = false;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private interval: NodeJS.Timeout | undefined;
-  private kickTimer: NodeJS.Timeout | undefined;
   /** The last pass left runnable jobs unplaced: new capacity (an idle node's heartbeat) deserves a pass. */
   backlog = false;
   /** Node track records changed at or after this time are read at the next pass. */
@@ -28,25 +24,25 @@ export class SchedulingLoop {
   private fromBuyer = '';
   /** Rebuild the index from the store before the next pass (cluster/follow.ts resyncIndex). */
   private resyncDue = false;
+  private readonly task: PeriodicTask;
 
-  constructor(private rt: Runtime) {}
+  constructor(private rt: Runtime) {
+    this.task = new PeriodicTask(
+      { leads: () => true, logger: rt.logger }, // started only where it leads (cluster/replica.ts)
+      { what: 'scheduling pass', everyMs: rt.config.schedulePassIntervalMs, pass: () => this.pass() },
+    );
+  }
 
   /** Start passing; `leader`: the runtime whose store is fenced by this replica's lease (issue 14). */
   start(leader?: Runtime): void {
-    if (this.started) return;
+    if (this.task.isStarted) return;
     if (leader) this.rt = leader;
-    this.started = true;
-    this.interval = setInterval(() => void this.run(), this.rt.config.schedulePassIntervalMs);
-    this.interval.unref();
-    this.kick();
+    this.task.start();
+    this.task.kick();
   }
 
-  async stop(): Promise<void> {
-    this.started = false;
-    clearInterval(this.interval);
-    clearTimeout(this.kickTimer);
-    this.kickTimer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Rebuild the index between two passes (never during one: its placements are reserved before they commit). */
@@ -57,38 +53,13 @@ export class SchedulingLoop {
 
   /** Ask for a pass soon, here or (off the leader) on the leader. Kicks arriving together (a burst of submits) share one pass. */
   kick(): void {
-    if (!this.started) {
-      this.rt.bus.publish({ t: 'kick' });
-      return;
-    }
-    if (this.kickTimer) return;
-    this.kickTimer = setTimeout(() => {
-      this.kickTimer = undefined;
-      void this.run();
-    }, 1);
+    if (this.task.isStarted) this.task.kick();
+    else this.rt.bus.publish({ t: 'kick' });
   }
 
-  /** Run passes until one finds nothing more to do; if a pass is running, it runs once more after it. */
+  /** Passes until one finds nothing more to do; if one is running, once more after it. */
   run(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          if (await this.pass()) this.again = true;
-          // SQLite answers in microtasks: let HTTP requests in between back-to-back passes.
-          if (this.again) await new Promise((r) => setImmediate(r));
-        } while (this.again && this.started);
-      } catch (err) {
-        this.rt.logger.error({ err }, 'scheduling pass failed');
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    return this.running;
+    return this.task.run();
   }
 
   /**

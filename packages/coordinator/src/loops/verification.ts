@@ -5,31 +5,21 @@
  * when nothing is due). Nodes a decision banned leave the index.
  */
 import type { Runtime } from '../runtime.js';
-import { PeriodicPass } from './periodic.js';
 import { takeOutBannedOfStep } from '../services/commitments.js';
+import { PeriodicTask } from './periodic.js';
 
 const BATCH = 200;
 
-export class VerificationLoop extends PeriodicPass {
-  constructor(rt: Runtime) {
-    super(rt, 'verification pass');
+export async function verificationPass(rt: Runtime): Promise<number> {
+  const moved = await rt.store.closeVerificationWindows(rt.clock.now(), BATCH);
+  for (const v of moved) {
+    rt.logger.debug({ jobId: v.jobId, state: v.state, label: v.label }, 'verification step moved');
+    await takeOutBannedOfStep(rt, v);
   }
+  if (moved.length > 0) rt.scheduling.kick();
+  return moved.length;
+}
 
-  protected override enabled(): boolean {
-    return this.rt.config.verify;
-  }
-
-  protected tick(): Promise<number> {
-    return this.pass();
-  }
-
-  async pass(): Promise<number> {
-    const moved = await this.rt.store.closeVerificationWindows(this.rt.clock.now(), BATCH);
-    for (const v of moved) {
-      this.rt.logger.debug({ jobId: v.jobId, state: v.state, label: v.label }, 'verification step moved');
-      await takeOutBannedOfStep(this.rt, v);
-    }
-    if (moved.length > 0) this.rt.scheduling.kick();
-    return moved.length;
-  }
+export function verificationTask(rt: Runtime): PeriodicTask {
+  return new PeriodicTask(rt, { what: 'verification pass', everyMs: rt.config.expiryPassIntervalMs, enabled: rt.config.verify, pass: () => verificationPass(rt) });
 }

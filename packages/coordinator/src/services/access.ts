@@ -11,7 +11,7 @@ import type {
   RevokeEnrollmentResponse,
   TokenView,
 } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import { attemptEnded, type Runtime } from '../runtime.js';
 import { issueEnrollment } from '../tokens.js';
 import { nodeChanged } from '../cluster/follow.js';

@@ -12,7 +12,7 @@
  */
 import { ACCOUNTS } from '@gpux/core';
 import type { Asset, BillLine, BillResponse } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { visibleJob } from './jobs.js';
 

@@ -7,7 +7,7 @@
 import { type BlobBackend, type BlobRecord, type BlobUploadRecord, type ByteRange, type ByteSource, GpuxError, isSha256Hex, newId } from '@gpux/core';
 import type { BlobUploadResponse, BlobView, ListBlobsResponse } from '@gpux/protocol';
 import { openBlobBackend } from '../blobs/open-backend.js';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { jobBlobRefs, type LiveJobBlobRefs } from './blob-gc.js';
 import { RegisterRate } from './register-rate.js';

@@ -6,7 +6,7 @@
  */
 import { ACCOUNTS, BPS, GpuxError, isGpuxError, mulDiv, newId, type VerificationRecord } from '@gpux/core';
 import { type Asset, type DisputeRequest, type DisputeResponse, formatAmount } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { verificationView } from '../views.js';
 import { visibleJob } from './jobs.js';

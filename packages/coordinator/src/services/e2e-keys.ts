@@ -21,7 +21,7 @@ import {
   TERMINAL_JOB_STATES,
   verifyNodeEncryptionKey,
 } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import { attemptEnded, type Runtime } from '../runtime.js';
 import { nodeAttempt } from './agent.js';
 import { visibleJob } from './jobs.js';

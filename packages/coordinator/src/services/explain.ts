@@ -4,7 +4,7 @@
  */
 import { explainJob, fairQueuePosition } from '@gpux/core';
 import type { ExplainJobResponse } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { visibleJob } from './jobs.js';
 

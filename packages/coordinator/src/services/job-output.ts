@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { GpuxError, type StoredLogEntry } from '@gpux/core';
 import { type JobLogsResponse, type JobResultResponse, LOG_ENTRY_MAX_BYTES, TERMINAL_JOB_STATES } from '@gpux/protocol';
-import { canSeeBuyer, type Principal } from '../http/bearer-auth.js';
+import { canSeeBuyer, type Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { PollSlots, SharedReads } from '../waiters.js';
 import { visibleJob } from './jobs.js';

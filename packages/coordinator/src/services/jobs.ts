@@ -2,7 +2,7 @@
 import { GpuxError, isGpuxError, type JobRecord, newId } from '@gpux/core';
 import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
 import { AttemptEventType, formatAmount, JOB_STATES } from '@gpux/protocol';
-import { canSeeBuyer, type Principal } from '../http/bearer-auth.js';
+import { canSeeBuyer, type Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { attemptView, eventView, jobView } from '../views.js';
 import { paymentFor } from './market.js';

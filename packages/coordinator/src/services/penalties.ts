@@ -1,7 +1,7 @@
 /** A node's penalties with their evidence (issue 11): shown to its provider and to operators. */
 import { GpuxError, type PenaltyRecord } from '@gpux/core';
 import type { NodePenaltiesResponse, PenaltyView } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 
 const PAGE = 1000;

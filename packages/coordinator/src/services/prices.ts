@@ -1,7 +1,7 @@
 /** The market's public face: index prices with their recent change, price history, and a provider's asks. */
 import { CLASS_CATALOGUE, changeBps, GpuxError, marketClassOf } from '@gpux/core';
 import type { AsksResponse, MarketPricesResponse, PriceHistoryResponse } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 import { applyNodeAsks } from './market.js';
 

@@ -4,7 +4,7 @@
  */
 import { GpuxError, newId, type StakeRecord } from '@gpux/core';
 import type { StakeView } from '@gpux/protocol';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 
 function stakeView(s: StakeRecord): StakeView {

@@ -17,7 +17,7 @@ import {
   type WithdrawRequest,
 } from '@gpux/protocol';
 import type { z } from 'zod';
-import type { Principal } from '../http/bearer-auth.js';
+import type { Principal } from '../principal.js';
 import type { Runtime } from '../runtime.js';
 
 type Out<T extends z.ZodType> = z.output<T>;

@@ -22,6 +22,7 @@ import { attemptFactsFromRow } from './attempt-end-rows.js';
 import { endAttemptIn } from './attempt-end-run.js';
 import { deadlinesOf, inTx, type StoreContext } from './context.js';
 import { insertEvents } from './events.js';
+import { groupTx } from './group-commit.js';
 import { selectJobRow } from './jobs.js';
 import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
 import type { Database } from './schema.js';
@@ -79,7 +80,8 @@ export async function listActiveAttempts(ctx: StoreContext, nodeId?: string): Pr
 }
 
 export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: string, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
-  return inTx(ctx, async (trx) => {
+  // Starts arriving together share one durable commit (group-commit.ts).
+  return groupTx(ctx, 'start', async (trx) => {
     const a = await lockAttempt(trx, ctx, attemptId);
     if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
     if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };

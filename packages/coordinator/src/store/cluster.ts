@@ -5,7 +5,7 @@
  */
 import type { LeaseGrant } from '@gpux/core';
 import { sql } from 'kysely';
-import { chunks, inTx, type StoreContext } from './context.js';
+import { chunks, inTx, relaxedStatements, type StoreContext } from './context.js';
 
 type LeaseRow = { name: string; holder: string; epoch: number; expires_at: number };
 const grantOf = (r: LeaseRow): LeaseGrant => ({ name: r.name, holder: r.holder, epoch: Number(r.epoch), expiresAt: Number(r.expires_at) });
@@ -41,23 +41,19 @@ export async function getLease(ctx: StoreContext, name: string): Promise<LeaseGr
 export async function claimNonces(ctx: StoreContext, items: readonly { nodeId: string; nonce: string; expiresAt: number }[]): Promise<boolean[]> {
   if (items.length === 0) return [];
   // No durable commit: see migration 0019 for why a lost nonce is harmless.
-  const claimed = await inTx(
-    ctx,
-    async (trx) => {
-      const out = new Set<string>();
-      for (const part of chunks(items, 3, ctx.q)) {
-        const rows = await trx
-          .insertInto('node_nonces')
-          .values(part.map((i) => ({ node_id: i.nodeId, nonce: i.nonce, expires_at: i.expiresAt })))
-          .onConflict((oc) => oc.doNothing())
-          .returning(['node_id', 'nonce'])
-          .execute();
-        for (const r of rows) out.add(`${r.node_id}\n${r.nonce}`);
-      }
-      return out;
-    },
-    { durable: false },
-  );
+  const claimed = await relaxedStatements(ctx, async (trx) => {
+    const out = new Set<string>();
+    for (const part of chunks(items, 3, ctx.q)) {
+      const rows = await trx
+        .insertInto('node_nonces')
+        .values(part.map((i) => ({ node_id: i.nodeId, nonce: i.nonce, expires_at: i.expiresAt })))
+        .onConflict((oc) => oc.doNothing())
+        .returning(['node_id', 'nonce'])
+        .execute();
+      for (const r of rows) out.add(`${r.node_id}\n${r.nonce}`);
+    }
+    return out;
+  });
   return items.map((i) => claimed.has(`${i.nodeId}\n${i.nonce}`));
 }
 

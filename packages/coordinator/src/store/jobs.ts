@@ -5,6 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { chunks, inTx, type StoreContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { insertEvents } from './events.js';
+import { groupTx } from './group-commit.js';
 import { type JobRow, jobFromRow, newJobRow } from './rows.js';
 import type { Database } from './schema.js';
 import { holdEscrowIn, releaseEscrowIn } from './settlement.js';
@@ -50,7 +51,8 @@ async function checkQueuedLimit(trx: Kysely<Database>, ctx: StoreContext, buyerI
 }
 
 export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRecord; created: boolean }> {
-  return inTx(ctx, async (trx) => {
+  // A burst of submits shares one durable commit (group-commit.ts): one flush and one wallet row lock per group.
+  return groupTx(ctx, 'submit', async (trx) => {
     const key = job.idempotencyKey;
     if (key !== null) {
       const existing = await findByKey(trx, job.buyerId, key);

@@ -19,6 +19,14 @@ function pick<T extends { id: string; createdAt: number }>(xs: T[], k: number): 
 
 type JobVerb = 'submit' | 'cancel' | 'assign' | 'start' | 'finish' | 'heartbeat' | 'settle' | 'expire';
 
+
+let gpuSerial = 0;
+/** GPU indices no earlier placement used: assign refuses a GPU an active attempt holds, and this model is about money, not room. */
+function freshGpus(n: number): number[] {
+  const base = gpuSerial;
+  gpuSerial += n;
+  return Array.from({ length: n }, (_, i) => base + i);
+}
 export const jobVerbs: Verbs<JobVerb> = {
   async submit(run, store, cmd) {
     const now = run.now;
@@ -105,7 +113,7 @@ export const jobVerbs: Verbs<JobVerb> = {
       jobId: job.id,
       attemptId: ids[rank] as string,
       nodeId: m.id,
-      gpuIndices: Array.from({ length: p.units }, (_, i) => i),
+      gpuIndices: freshGpus(p.units),
       leaseExpiresAt: now + cmd.leaseMs,
       price: { asset: p.asset, pricePerUnitHour: price, units: p.units, feeBps: cmd.feeBps, providerId: m.providerId, stakeLock, marketClass: 'h100-80gb' },
       ...(worldSize > 1 && { gang: { leaderAttemptId: attemptId, rank, worldSize, peers } }),

@@ -75,7 +75,7 @@ export async function checkUnbondingRacingAssignment(open: OpenRun): Promise<voi
                 jobId: `job-${i}`,
                 attemptId: `att-${i}`,
                 nodeId: 'n',
-                gpuIndices: [0],
+                gpuIndices: [i], // a GPU each: assign refuses a GPU an active attempt holds; this race is about stake
                 leaseExpiresAt: T0 + 60_000,
                 price: { asset: 'usdc', pricePerUnitHour: p, units: 1, feeBps: 500, providerId: 'p', stakeLock: locks[i] as number, marketClass: 'h100-80gb' },
               },

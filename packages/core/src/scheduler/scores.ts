@@ -20,6 +20,11 @@
  *   small job goes to a small node rather than take a slice of the few nodes big enough for the largest
  *   jobs (fragmentation-aware, as Alibaba's FGD and kube's MostAllocated do), less three times the share of the
  *   node's GPUs the placement would strand (left free without the CPU or memory to use them).
+ * - spread (issue 14): for jobs without GPUs, 1 up to SPREAD_FREE_ATTEMPTS active attempts on the node, then
+ *   1 / (1 + attempts past them / SPREAD_HALF_ATTEMPTS). Each attempt costs its node's agent a start, a result
+ *   and its share of every work poll whatever its size, so a burst of tiny CPU jobs, which packing alone would
+ *   pile onto one node, spreads over the fleet; a few large CPU jobs still pack (packing decides among nodes
+ *   with few attempts, and its differences outweigh this one for large jobs). GPU jobs: 0.5 everywhere (inert).
  */
 import type { NodeCapacity, PoolSlot } from './capacity-index.js';
 import { priceAt } from './filters.js';
@@ -33,9 +38,10 @@ export interface ScoreWeights {
   performance: number;
   latency: number;
   packing: number;
+  spread: number;
 }
 
-export const DEFAULT_SCORE_WEIGHTS: ScoreWeights = { price: 1, reliability: 2, performance: 1, latency: 1, packing: 2 };
+export const DEFAULT_SCORE_WEIGHTS: ScoreWeights = { price: 1, reliability: 2, performance: 1, latency: 1, packing: 2, spread: 2 };
 
 export type ScoreParts = ScoreWeights;
 
@@ -73,6 +79,15 @@ export function packingScore(req: JobRequirements, node: NodeCapacity, slot: Poo
   const mem = node.memoryMb > 0 ? 1 - memLeft / node.memoryMb : 1;
   const fill = slot && req.gpuCount > 0 ? ((slot.indices.length - slot.free + req.gpuCount) / slot.indices.length) * 0.5 + cpu * 0.25 + mem * 0.25 : (cpu + mem) / 2;
   return Math.max(0, fill - STRANDED_WEIGHT * strandedShare(node, req.gpuCount, cpuLeft, memLeft));
+}
+
+/** Active attempts a node holds before the spread score falls; past them, this many more halve it. */
+export const SPREAD_FREE_ATTEMPTS = 4;
+export const SPREAD_HALF_ATTEMPTS = 8;
+
+export function spreadScore(req: JobRequirements, node: NodeCapacity): number {
+  if (req.gpuCount > 0) return 0.5;
+  return 1 / (1 + Math.max(0, node.activeAttempts - SPREAD_FREE_ATTEMPTS) / SPREAD_HALF_ATTEMPTS);
 }
 
 /**
@@ -155,6 +170,7 @@ export function scoreParts(
     performance: c.performance,
     latency: latencyScore(req, node),
     packing: packingScore(req, node, slot),
+    spread: spreadScore(req, node),
   };
 }
 
@@ -173,6 +189,7 @@ export function scoreNode(
     w.reliability * c.reliability +
     w.performance * c.performance +
     w.latency * latencyScore(req, node) +
-    w.packing * packingScore(req, node, slot)
+    w.packing * packingScore(req, node, slot) +
+    w.spread * spreadScore(req, node)
   );
 }

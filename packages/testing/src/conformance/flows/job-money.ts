@@ -423,4 +423,46 @@ export function jobMoneyTests(open: OpenStore): void {
       assert.deepEqual(await kinds(store, 'job-g'), ['escrow.hold', 'settlement', 'settlement', 'escrow.topup']);
       await assertBalanced(store);
     }));
+
+  test('a burst of submits, then of starts (group commits), then results: each verb answered alone; a refused one writes nothing, the others commit', () =>
+    withStore(open, async (store) => {
+      await mint(store, ACCOUNTS.wallet(BUYER), 5 * HELD + HELD / 2); // covers five holds, not six
+      const subs = await Promise.allSettled([
+        ...Array.from({ length: 6 }, (_, i) => submitPaid(store, `job-b${i}`, T0 + 1)),
+        submitPaid(store, 'job-k1', T0 + 1, { key: 'same', buyerId: 'rich' }),
+        submitPaid(store, 'job-k2', T0 + 1, { key: 'same', buyerId: 'rich' }),
+      ]);
+      const refused = subs.filter((r) => r.status === 'rejected');
+      // The rich buyer has no wallet: both keyed submits are refused alone; five of the six others hold.
+      assert.equal(refused.length, 3, String(refused.map((r) => (r as PromiseRejectedResult).reason)));
+      for (const r of refused) code('INSUFFICIENT_FUNDS')((r as PromiseRejectedResult).reason);
+      const held = subs.slice(0, 6).flatMap((r) => (r.status === 'fulfilled' ? [r.value.job.id] : []));
+      assert.equal(held.length, 5);
+      assert.equal(await bal(store, ACCOUNTS.wallet(BUYER)), HELD / 2);
+      const missing = ['job-b0', 'job-b1', 'job-b2', 'job-b3', 'job-b4', 'job-b5'].find((id) => !held.includes(id)) as string;
+      assert.equal(await store.getJob(missing), undefined);
+      assert.deepEqual(await store.listEvents('job', missing, 10), []);
+
+      // The same key twice in one burst: one job, one hold.
+      await mint(store, ACCOUNTS.wallet('rich'), 10 * HELD);
+      const keyed = await Promise.all([submitPaid(store, 'job-k1', T0 + 2, { key: 'same', buyerId: 'rich' }), submitPaid(store, 'job-k2', T0 + 2, { key: 'same', buyerId: 'rich' })]);
+      assert.equal(keyed.filter((r) => r.created).length, 1);
+      assert.equal(keyed[0]?.job.id, keyed[1]?.job.id);
+      assert.equal(await bal(store, ACCOUNTS.wallet('rich')), 9 * HELD);
+
+      // Starts and results together; one start of an attempt that is not this node's is refused alone.
+      for (let i = 0; i < held.length; i++) await stakedNode(store, `n${i}`);
+      const placed = held.map((id, i) => pricedPlacement(id, `att-${i}`, `n${i}`, T0 + 900_000));
+      assert.equal((await store.assign(placed, T0 + 3)).length, held.length);
+      const starts = await Promise.allSettled([...held.map((_, i) => store.startAttempt(`att-${i}`, `n${i}`, T0 + 1_000)), store.startAttempt('att-0', 'n1', T0 + 1_000)]);
+      assert.equal(starts.filter((r) => r.status === 'fulfilled').length, held.length);
+      code('ATTEMPT_NOT_FOUND')((starts.at(-1) as PromiseRejectedResult).reason);
+      const ends = await Promise.all(held.map((_, i) => store.finishAttempt(result(`att-${i}`, `n${i}`, T0 + 61_000), decide)));
+      assert.deepEqual(
+        ends.map((e) => e.job.state),
+        held.map(() => 'succeeded'),
+      );
+      for (const id of held) assert.equal(await bal(store, ACCOUNTS.escrow(id)), 0);
+      await assertBalanced(store);
+    }));
 }

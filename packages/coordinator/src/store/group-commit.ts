@@ -1,0 +1,120 @@
+/**
+ * Group commit (issue 14): the job verbs a burst sends at once (submits, starts) share one durable write
+ * transaction per kind instead of one each. A verb that arrives while its group is committing waits for the
+ * next group; the first of an idle store runs after one turn of the event loop, so an idle system pays almost
+ * nothing in latency and a busy one pays one disk flush, one wallet row lock and one connection per group
+ * rather than per job.
+ *
+ * Each verb runs in a savepoint of its own: a verb that throws (INSUFFICIENT_FUNDS, CONFLICT) is rolled back
+ * alone and gets its own error; the others commit. Every caller hears its answer only after the shared COMMIT
+ * returned (durable before acknowledged); when the transaction itself fails (the commit, a lost fence, a
+ * dropped connection), nothing of it is durable and every verb of the group gets that error. A group of one
+ * is a plain transaction (no savepoint).
+ *
+ * Locks: a group holds the rows of all its verbs until it commits, so it may meet another transaction in an
+ * order no single verb would (PostgreSQL). A verb chosen as a deadlock victim, or failing serialization, is
+ * run again alone once its group committed. Results are not grouped: an attempt's end locks its job, its
+ * attempt and then its node, and the expiry pass takes the same locks one job at a time; a group of ends
+ * would hold one node's row while it waits for the next job, the reverse of that order.
+ */
+import { type Kysely, sql } from 'kysely';
+import { inTx, type StoreContext } from './context.js';
+import type { Database } from './schema.js';
+
+/** The most verbs one group commits: bounds how long one transaction holds its locks. */
+export const GROUP_COMMIT_MAX = 64;
+
+type Body = (trx: Kysely<Database>) => Promise<unknown>;
+
+interface Waiting {
+  fn: Body;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+interface Group {
+  queue: Waiting[];
+  running: boolean;
+}
+
+/** What a group commits: verbs of one kind only, so a group's locks stay those of one verb, repeated. */
+export type GroupKind = 'submit' | 'start';
+
+/** Per store context and kind (a fenced view of the store has its own: its transactions check its lease). */
+const groups = new WeakMap<StoreContext, Map<GroupKind, Group>>();
+
+/** Run `fn` as inTx would, in the next group commit of this kind on this store. `fn` may await only the database. */
+export function groupTx<T>(ctx: StoreContext, kind: GroupKind, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  let byKind = groups.get(ctx);
+  if (!byKind) {
+    byKind = new Map();
+    groups.set(ctx, byKind);
+  }
+  let group = byKind.get(kind);
+  if (!group) {
+    group = { queue: [], running: false };
+    byKind.set(kind, group);
+  }
+  const g = group;
+  return new Promise<T>((resolve, reject) => {
+    g.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+    if (!g.running) void drain(ctx, g);
+  });
+}
+
+/** PostgreSQL's deadlock victim and serialization failure: the verb is sound, only this interleaving failed. */
+function retryable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+async function drain(ctx: StoreContext, g: Group): Promise<void> {
+  g.running = true;
+  try {
+    while (g.queue.length > 0) {
+      // One turn of the event loop first: requests that arrived meanwhile join this group. SQLite's driver
+      // is synchronous, so none is read while a transaction runs; without this turn every group is one verb.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await runGroup(ctx, g.queue.splice(0, GROUP_COMMIT_MAX));
+    }
+  } finally {
+    g.running = false;
+  }
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+async function runGroup(ctx: StoreContext, batch: Waiting[]): Promise<void> {
+  const only = batch.length === 1 ? batch[0] : undefined;
+  if (only) {
+    await inTx(ctx, only.fn).then(only.resolve, only.reject);
+    return;
+  }
+  const outcomes: Outcome[] = [];
+  try {
+    await inTx(ctx, async (trx) => {
+      for (let i = 0; i < batch.length; i++) {
+        const w = batch[i] as Waiting;
+        await sql.raw(`savepoint gc${i}`).execute(trx);
+        try {
+          const value = await w.fn(trx);
+          await sql.raw(`release savepoint gc${i}`).execute(trx);
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          // Undo this verb only; if even that fails, the transaction is broken and the whole group fails.
+          await sql.raw(`rollback to savepoint gc${i}`).execute(trx);
+          outcomes.push({ ok: false, error });
+        }
+      }
+    });
+  } catch (err) {
+    for (const w of batch) w.reject(err);
+    return;
+  }
+  for (const [i, w] of batch.entries()) {
+    const o = outcomes[i] as Outcome;
+    if (o.ok) w.resolve(o.value);
+    else if (retryable(o.error)) await inTx(ctx, w.fn).then(w.resolve, w.reject);
+    else w.reject(o.error);
+  }
+}
