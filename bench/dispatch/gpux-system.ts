@@ -5,13 +5,12 @@
  * every agent's node, the operator records a deposit for the buyer and the provider, and the provider
  * stakes each node enough for all the bench jobs it can hold, so every job escrows, places, settles.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { loadAgentConfig, startAgent } from '@gpux/agent';
 import { GpuxClient } from '@gpux/sdk';
+import { startChildServer } from '../lib/child-server.js';
 import { type BenchCoordinatorSettings, type CoordinatorDiagnostics, startBenchCoordinator } from './bench-coordinator.js';
 import { processCpuMs } from './cpu.js';
 import { waitUntil } from './load.js';
@@ -53,37 +52,10 @@ const CHILD_ENTRY = new URL('./coordinator-child.ts', import.meta.url).pathname;
 type Coordinator = { url: string; operatorToken: string; pid: number | undefined; close(): Promise<void> };
 
 async function startChild(settings: BenchCoordinatorSettings, cpuProfDir: string | null): Promise<Coordinator> {
-  const flags = ['--import', 'tsx'];
-  if (cpuProfDir) flags.push('--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`);
-  const child: ChildProcess = spawn(process.execPath, [...flags, CHILD_ENTRY, JSON.stringify(settings)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (l) => {
-      rl.close();
-      resolve(l);
-    });
-    child.once('exit', (code) => reject(new Error(`coordinator child exited with ${code} before it was ready`)));
-    setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('coordinator child not ready within 60 s'));
-    }, 60_000).unref();
-  });
-  const { url, operatorToken } = JSON.parse(line) as { url: string; operatorToken: string | null };
-  if (!operatorToken) throw new Error('the coordinator printed no bootstrap operator token (database not empty?)');
-  return {
-    url,
-    operatorToken,
-    pid: child.pid,
-    async close() {
-      child.stdin!.end();
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
+  const flags = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const c = await startChildServer(CHILD_ENTRY, [JSON.stringify(settings)], flags, 60_000);
+  if (!c.operatorToken) throw new Error('the coordinator printed no bootstrap operator token (database not empty?)');
+  return { url: c.url, operatorToken: c.operatorToken, pid: c.pid, close: () => c.close() };
 }
 
 async function startInProcess(settings: BenchCoordinatorSettings): Promise<Coordinator> {

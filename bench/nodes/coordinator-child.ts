@@ -4,6 +4,7 @@
  * a second replica), and closes when stdin ends or on SIGTERM.
  */
 import { loadCoordinatorConfig, startCoordinator } from '@gpux/coordinator';
+import { serveUntilStdinEnds } from '../lib/child-server.js';
 
 export interface NodesCoordinatorSettings {
   db: string;
@@ -34,16 +35,4 @@ const config = loadCoordinatorConfig(
   },
 );
 const coordinator = await startCoordinator(config);
-process.stdout.write(`${JSON.stringify({ url: coordinator.url, operatorToken: coordinator.bootstrapOperatorToken })}\n`);
-let closing = false;
-async function shutdown() {
-  if (closing) return;
-  closing = true;
-  await coordinator.close();
-  // A normal exit, so --cpu-prof writes its profile.
-  process.exit(0);
-}
-process.stdin.on('end', shutdown);
-process.stdin.on('close', shutdown);
-process.stdin.resume();
-process.on('SIGTERM', shutdown);
+serveUntilStdinEnds({ url: coordinator.url, operatorToken: coordinator.bootstrapOperatorToken }, () => coordinator.close());

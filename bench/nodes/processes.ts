@@ -1,66 +1,19 @@
 /** The child processes of `bench:nodes`: coordinators, the baseline server and the node workers. */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildServer, startChildServer } from '../lib/child-server.js';
 import type { NodesCoordinatorSettings } from './coordinator-child.js';
 import type { AddResult, FromWorker, ToWorker, WindowResult, WorkerInit } from './protocol.js';
 
 const here = (f: string) => new URL(f, import.meta.url).pathname;
 
-export interface Server {
-  url: string;
-  pid: number;
-  /** Bootstrap operator token: the first coordinator on an empty database only. */
-  operatorToken: string | null;
-  close(): Promise<void>;
-}
-
-/** Starts a tsx entry that prints one JSON line with its url when ready and closes when stdin ends. */
-async function startServer(entry: string, args: string[], nodeFlags: string[]): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, here(entry), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let closing = false;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('exit', (code, signal) => {
-    if (!closing) process.stderr.write(`  ${entry} (pid ${child.pid}) exited on its own: code ${code}, signal ${signal}\n`);
-  });
-  let readyTimer: NodeJS.Timeout | undefined;
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (l) => {
-      rl.close();
-      // Ready: the start-up deadline no longer applies (left armed, it would kill a healthy child later).
-      clearTimeout(readyTimer);
-      // Keep draining: a child whose logs fill an unread pipe blocks or dies. Its warnings go to our stderr.
-      child.stdout!.on('data', (c: Buffer) => process.stderr.write(c));
-      resolve(l);
-    });
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
-    readyTimer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${entry} not ready within 120 s`));
-    }, 120_000);
-    readyTimer.unref();
-  });
-  const { url, operatorToken } = JSON.parse(line) as { url: string; operatorToken?: string | null };
-  return {
-    url,
-    pid: child.pid as number,
-    operatorToken: operatorToken ?? null,
-    async close() {
-      closing = true;
-      child.stdin!.end();
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
+export type Server = ChildServer;
 
 export function startCoordinatorChild(s: NodesCoordinatorSettings, cpuProfDir: string | null): Promise<Server> {
-  return startServer('./coordinator-child.ts', [JSON.stringify(s)], cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []);
+  return startChildServer(here('./coordinator-child.ts'), [JSON.stringify(s)], cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []);
 }
 
 export function startBaselineServer(intervalMs: number): Promise<Server> {
-  return startServer('./baseline-server.ts', [String(intervalMs)], []);
+  return startChildServer(here('./baseline-server.ts'), [String(intervalMs)]);
 }
 
 /** A node-worker process and a request/answer channel to it (one command at a time). */

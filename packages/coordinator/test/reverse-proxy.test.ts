@@ -8,81 +8,32 @@
  * A job log long-poll through nginx is answered when the node appends its log.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { makeTestCa, opensslAvailable, requireComponent, type TestCa } from '@gpux/testing';
+import { freePort, makeTestCa, NGINX_BIN, opensslAvailable, requireComponent, type RunningNginx, startNginx, type TestCa } from '@gpux/testing';
 import { callFrom } from './http-from.js';
 import { call, type Harness, type Res, spec, startHarness, TestAgent, waitFor } from './helpers.js';
 
-const SHIPPED = new URL('../../../deploy/nginx/gpux.conf', import.meta.url);
-const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'].find((p) => existsSync(p));
 const LIMIT = 5;
-
-/** Replace one literal of the shipped file; a config edit that drops it fails here, not silently. */
-function swap(text: string, from: string, to: string): string {
-  assert.ok(text.includes(from), `deploy/nginx/gpux.conf no longer contains ${JSON.stringify(from)}: update the test's rendering`);
-  return text.split(from).join(to);
-}
-
-/** The shipped site file with this test's ports and certificate; IPv6 listeners dropped (the test binds loopback). */
-function renderSite(o: { httpsPort: number; httpPort: number; upstreamPort: number; cert: string; key: string }): string {
-  let s = readFileSync(SHIPPED, 'utf8');
-  s = swap(s, 'listen 443 ssl http2;', `listen 127.0.0.1:${o.httpsPort} ssl http2;`);
-  s = swap(s, 'listen 80;', `listen 127.0.0.1:${o.httpPort};`);
-  s = s.replace(/^\s*listen \[::\]:\d+.*$/gm, '');
-  s = swap(s, '/etc/letsencrypt/live/gpux.example.com/fullchain.pem', o.cert);
-  s = swap(s, '/etc/letsencrypt/live/gpux.example.com/privkey.pem', o.key);
-  return swap(s, 'server 127.0.0.1:7070;', `server 127.0.0.1:${o.upstreamPort};`);
-}
-
-/** A main config around the site file, everything under `dir`, so nginx needs no root and touches nothing else. */
-function mainConfig(dir: string): string {
-  const tmp = (n: string) => `${n}_temp_path ${join(dir, 'tmp', n)};`;
-  return [
-    'worker_processes 1;',
-    `pid ${join(dir, 'nginx.pid')};`,
-    `error_log ${join(dir, 'error.log')} info;`,
-    'events { worker_connections 256; }',
-    'http {',
-    `  access_log ${join(dir, 'access.log')};`,
-    `  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(tmp).join('\n  ')}`,
-    `  include ${join(dir, 'gpux.conf')};`,
-    '}',
-    '',
-  ].join('\n');
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe(
   'the shipped nginx config in front of the coordinator',
-  requireComponent('nginx', NGINX !== undefined && opensslAvailable(), 'the reverse-proxy test runs the shipped config in nginx (apt-get install nginx-light openssl)'),
+  requireComponent('nginx', NGINX_BIN !== undefined && opensslAvailable(), 'the reverse-proxy test runs the shipped config in nginx (apt-get install nginx-light openssl)'),
   () => {
     let dir: string;
     let pki: TestCa;
     let h: Harness;
-    let nginx: ChildProcess | undefined;
-    let nginxOut = '';
+    let nginx: RunningNginx | undefined;
     let proxyUrl: string;
     let httpPort: number;
     let buyer: string;
-    const errorLog = () => (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '(no error log)');
     const viaProxy = (from: string, method: string, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
       callFrom(proxyUrl, method, path, { from, ca: readFileSync(pki.ca), ...o });
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'gpux-nginx-test-'));
-      mkdirSync(join(dir, 'tmp'));
       pki = makeTestCa(dir);
       const pair = pki.servers.server;
       assert.ok(pair);
@@ -90,31 +41,22 @@ describe(
       buyer = await h.buyer();
       const httpsPort = await freePort();
       httpPort = await freePort();
-      writeFileSync(join(dir, 'gpux.conf'), renderSite({ httpsPort, httpPort, upstreamPort: h.coord.port, cert: pair.cert, key: pair.key }));
-      writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir));
-      // -e: the error log before the config is read (else nginx tries /var/log/nginx); -p: relative paths under dir.
-      nginx = spawn(NGINX as string, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      nginx.stdout?.on('data', (c: Buffer) => (nginxOut += c.toString()));
-      nginx.stderr?.on('data', (c: Buffer) => (nginxOut += c.toString()));
+      nginx = startNginx(dir, { httpsPort, httpPort, upstreams: [h.coord.port], cert: pair.cert, key: pair.key });
       proxyUrl = `https://127.0.0.1:${httpsPort}`;
       await waitFor(
         async () => {
-          if (nginx?.exitCode !== null) assert.fail(`nginx exited (${nginx?.exitCode}): ${nginxOut}\n${errorLog()}`);
+          if (nginx?.child.exitCode !== null) assert.fail(nginx?.output());
           return (await viaProxy('127.0.0.1', 'GET', '/healthz').catch(() => null))?.status === 200;
         },
         'nginx to proxy /healthz',
         15_000,
       ).catch((err: Error) => {
-        throw new Error(`${err.message}\nnginx output: ${nginxOut}\nerror log: ${errorLog()}`);
+        throw new Error(`${err.message}\n${nginx?.output()}`);
       });
     });
 
     after(async () => {
-      if (nginx && nginx.exitCode === null) {
-        const exited = new Promise((r) => nginx?.once('exit', r));
-        nginx.kill('SIGQUIT'); // graceful: finish open requests, then exit
-        await exited;
-      }
+      await nginx?.stop();
       await h?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });

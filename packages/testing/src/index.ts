@@ -9,5 +9,7 @@ export { buildBusyboxImage, type DockerAvailability, dockerAvailability, dockerS
 export { queuedJobRecord } from './queued-job.js';
 export { type BlobBackendUnderTest, type OpenBlobBackend, pieces, runBlobBackendConformance, seededBytes, sha256 as sha256Of } from './conformance/blob-backend.js';
 export { requireS3Emulator, type S3Emulator, s3EmulatorAvailable, startS3Emulator } from './s3-emulator.js';
+export { freePort } from './free-port.js';
+export { NGINX_BIN, type NginxSite, renderShippedSite, type RunningNginx, startNginx } from './nginx.js';
 export { type Replicas, type ReplicaStatus, replicaStatus, startReplicas } from './replicas.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

@@ -4,7 +4,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -132,16 +132,6 @@ function asUser(asPostgres: boolean, file: string, args: string[]): [string, str
   return ['su', ['postgres', '-s', '/bin/sh', '-c', quoted]];
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function startCluster(): Promise<PostgresServer> {
   const bin = findPostgresBin();

@@ -1,6 +1,5 @@
 /** Start gpux CLI processes (coordinator, node agents) for end-to-end tests, and stop them for sure. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -62,17 +61,7 @@ export function spawnGpux(args: string[], env: NodeJS.ProcessEnv): GpuxProcess {
   };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './free-port.js';
 
 /** Poll `check` until it returns a value other than undefined, or fail after `timeoutMs` with `what`. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, everyMs = 100): Promise<T> {

@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { issueToken, openStore } from '@gpux/coordinator';
@@ -16,49 +15,15 @@ import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
 import { makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
+import { NGINX_BIN, type RunningNginx, startNginx } from '../src/nginx.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
 import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
 import { startReplicas } from '../src/replicas.js';
 import { type TempDir, tempDir } from '../src/temp-dir.js';
 
-const SHIPPED = new URL('../../../deploy/nginx/gpux.conf', import.meta.url);
-const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'].find((p) => existsSync(p));
 const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
 // A short leader lease: a new leader takes over within about 2 s of the old one's death.
 const env = { ...FAST_TIMING_ENV, GPUX_LOG_LEVEL: 'warn', GPUX_MARKET: 'off', GPUX_LEADER_LEASE_MS: '2000' };
-
-function swap(text: string, from: string, to: string): string {
-  assert.ok(text.includes(from), `deploy/nginx/gpux.conf no longer contains ${JSON.stringify(from)}: update the test's rendering`);
-  return text.split(from).join(to);
-}
-
-/** The shipped site file with this test's ports, certificate and both replicas in its upstream; IPv6 listeners dropped. */
-function renderSite(o: { httpsPort: number; httpPort: number; upstreams: number[]; cert: string; key: string }): string {
-  let s = readFileSync(SHIPPED, 'utf8');
-  s = swap(s, 'listen 443 ssl http2;', `listen 127.0.0.1:${o.httpsPort} ssl http2;`);
-  s = swap(s, 'listen 80;', `listen 127.0.0.1:${o.httpPort};`);
-  s = s.replace(/^\s*listen \[::\]:\d+.*$/gm, '');
-  s = swap(s, '/etc/letsencrypt/live/gpux.example.com/fullchain.pem', o.cert);
-  s = swap(s, '/etc/letsencrypt/live/gpux.example.com/privkey.pem', o.key);
-  return swap(s, 'server 127.0.0.1:7070;', o.upstreams.map((p) => `server 127.0.0.1:${p};`).join('\n    '));
-}
-
-/** A main config around the site file, everything under `dir`, so nginx needs no root. */
-function mainConfig(dir: string): string {
-  const tmp = (n: string) => `${n}_temp_path ${join(dir, 'tmp', n)};`;
-  return [
-    'worker_processes 1;',
-    `pid ${join(dir, 'nginx.pid')};`,
-    `error_log ${join(dir, 'error.log')} warn;`,
-    'events { worker_connections 256; }',
-    'http {',
-    `  access_log ${join(dir, 'access.log')};`,
-    `  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(tmp).join('\n  ')}`,
-    `  include ${join(dir, 'gpux.conf')};`,
-    '}',
-    '',
-  ].join('\n');
-}
 
 const jobSpec = (name: string) => ({
   name,
@@ -69,7 +34,7 @@ const jobSpec = (name: string) => ({
   maxRetries: 5,
 });
 
-const needs = [requirePostgres(), requireComponent('nginx', NGINX !== undefined && opensslAvailable(), `the test runs nginx (apt-get install nginx-light); ${OPENSSL_WHY}`)];
+const needs = [requirePostgres(), requireComponent('nginx', NGINX_BIN !== undefined && opensslAvailable(), `the test runs nginx (apt-get install nginx-light); ${OPENSSL_WHY}`)];
 
 describe(
   'a load balancer in front of coordinator replicas',
@@ -77,8 +42,7 @@ describe(
   () => {
     let pg: PostgresServer;
     let dir: TempDir;
-    let nginx: ChildProcess | undefined;
-    let nginxOut = '';
+    let nginx: RunningNginx | undefined;
     const coordinators: GpuxProcess[] = [];
     const agents: GpuxProcess[] = [];
 
@@ -89,11 +53,7 @@ describe(
     after(async () => {
       await Promise.all(agents.map((a) => a.stop('SIGTERM', 5_000)));
       await Promise.all(coordinators.map((c) => c.stop('SIGTERM', 5_000)));
-      if (nginx && nginx.exitCode === null) {
-        const exited = new Promise((r) => nginx?.once('exit', r));
-        nginx.kill('SIGQUIT');
-        await exited;
-      }
+      await nginx?.stop();
       await pg?.stop();
       await dir?.cleanup();
     });
@@ -113,20 +73,16 @@ describe(
 
       // nginx with both replicas in its upstream, TLS with a throwaway CA.
       const ngDir = join(dir.path, 'nginx');
-      mkdirSync(join(ngDir, 'tmp'), { recursive: true });
+      mkdirSync(ngDir, { recursive: true });
       const pki = makeTestCa(ngDir);
       const pair = pki.servers.server;
       assert.ok(pair);
       const httpsPort = await freePort();
-      writeFileSync(join(ngDir, 'gpux.conf'), renderSite({ httpsPort, httpPort: await freePort(), upstreams: ports, cert: pair.cert, key: pair.key }));
-      writeFileSync(join(ngDir, 'nginx.conf'), mainConfig(ngDir));
-      nginx = spawn(NGINX as string, ['-p', ngDir, '-e', join(ngDir, 'error.log'), '-c', join(ngDir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      nginx.stdout?.on('data', (c: Buffer) => (nginxOut += c.toString()));
-      nginx.stderr?.on('data', (c: Buffer) => (nginxOut += c.toString()));
+      nginx = startNginx(ngDir, { httpsPort, httpPort: await freePort(), upstreams: ports, cert: pair.cert, key: pair.key });
       const lb = `https://127.0.0.1:${httpsPort}`;
       const viaLb = new GpuxClient({ url: lb, token, caFile: pki.ca });
       await waitFor('nginx to proxy /healthz', async () => {
-        if (nginx?.exitCode !== null) assert.fail(`nginx exited (${nginx?.exitCode}): ${nginxOut}`);
+        if (nginx?.child.exitCode !== null) assert.fail(nginx?.output());
         return (await viaLb.health().catch(() => null))?.status === 'ok' ? true : undefined;
       });
       const viaBoth = new GpuxClient({ url: direct, token });
