@@ -1,4 +1,5 @@
 /** Start gpux CLI processes (coordinator, node agents) for end-to-end tests, and stop them for sure. */
+import { randomBytes } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -78,3 +79,6 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** A Random for tests that issue tokens through the coordinator's store (Math.random draws, crypto bytes). */
+export const testRandom = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };

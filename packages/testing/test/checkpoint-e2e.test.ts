@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,13 +13,13 @@ import { describe, test } from 'node:test';
 import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { blobsOf, GpuxClient } from '@gpux/sdk';
-import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor, testRandom } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const EVERY_SECONDS = 10;
 const TARGET = 40;
 const KILL_AT = 15;
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 // Short leases, so the first node's loss is noticed in seconds.
 const env = {
   ...FAST_TIMING_ENV,

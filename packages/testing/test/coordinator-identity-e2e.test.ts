@@ -16,11 +16,10 @@ import { describe, test } from 'node:test';
 import { issueEnrollment, issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
-import { randomBytes } from 'node:crypto';
-import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess, testRandom } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 const env = {
   ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'info',

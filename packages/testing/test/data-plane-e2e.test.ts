@@ -16,12 +16,12 @@ import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { downloadJobOutputs, GpuxClient } from '@gpux/sdk';
 import { buildBusyboxImage, requireDocker, TEST_IMAGE } from '../src/docker.js';
-import { freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { freePort, type GpuxProcess, spawnGpux, waitFor, testRandom } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const MiB = 1024 * 1024;
 const BIG = 200 * MiB;
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 const env = { GPUX_HEARTBEAT_MS: '500', GPUX_SCHEDULE_PASS_MS: '100', GPUX_LOG_LEVEL: 'info', GPUX_MARKET: 'off' };
 
 /** Writes `size` random bytes in 1 MiB pieces (never all in memory) and returns their sha256. */

@@ -19,14 +19,14 @@ import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
 import { buildBusyboxImage, requireDocker, TEST_IMAGE } from '../src/docker.js';
-import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor, testRandom } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const MiB = 1024 * 1024;
 const BIG = 200 * MiB;
 /** The marker is at the start of every MARK_EVERY bytes of the input. */
 const MARK_EVERY = 16 * MiB;
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 const env = { ...FAST_TIMING_ENV, GPUX_LOG_LEVEL: 'info', GPUX_MARKET: 'off' };
 
 /** `size` random bytes with `marker` at each multiple of MARK_EVERY, written in 1 MiB pieces; their sha256. */

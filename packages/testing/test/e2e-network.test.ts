@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { copyFile, readFile } from 'node:fs/promises';
 import { connect } from 'node:tls';
@@ -22,11 +21,11 @@ import { tlsFetch } from '@gpux/protocol/tls-fetch';
 import { certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
-import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, spawnGpux, waitFor, type GpuxProcess, testRandom } from '../src/processes.js';
 import { tempDir } from '../src/temp-dir.js';
 
 const JOBS = 30;
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 const fastTiming = {
   ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'warn',

@@ -6,7 +6,6 @@
  * is SIGKILLed, and jobs are still submitted and finished, through nginx and through the direct clients.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,11 +16,11 @@ import { makeTestCa, OPENSSL_WHY, opensslAvailable } from '../src/certs.js';
 import { requireComponent } from '../src/components.js';
 import { NGINX_BIN, type RunningNginx, startNginx } from '../src/nginx.js';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
-import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { FAST_TIMING_ENV, freePort, type GpuxProcess, spawnGpux, waitFor, testRandom } from '../src/processes.js';
 import { startReplicas } from '../src/replicas.js';
 import { type TempDir, tempDir } from '../src/temp-dir.js';
 
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 // A short leader lease: a new leader takes over within about 2 s of the old one's death.
 const env = { ...FAST_TIMING_ENV, GPUX_LOG_LEVEL: 'warn', GPUX_MARKET: 'off', GPUX_LEADER_LEASE_MS: '2000' };
 

@@ -7,7 +7,6 @@
  * every escrow is released, buyers' spend is the provider's earnings plus the treasury's fees, the ledger balances.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,12 +14,12 @@ import { issueToken, openStore } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
 import { requirePostgres, startPostgres, type PostgresServer } from '../src/postgres.js';
-import { FAST_TIMING_ENV, type GpuxProcess, spawnGpux, waitFor } from '../src/processes.js';
+import { FAST_TIMING_ENV, type GpuxProcess, spawnGpux, waitFor, testRandom } from '../src/processes.js';
 import { type Replicas, replicaStatus, startReplicas } from '../src/replicas.js';
 import { startTcpProxy, type TcpProxy } from '../src/tcp-proxy.js';
 import { type TempDir, tempDir } from '../src/temp-dir.js';
 
-const random = { next: Math.random, bytes: (n: number) => new Uint8Array(randomBytes(n)) };
+const random = testRandom;
 const env = {
   ...FAST_TIMING_ENV,
   GPUX_LOG_LEVEL: 'warn',
