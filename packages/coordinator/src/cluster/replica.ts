@@ -5,7 +5,7 @@
  * store every indexResyncMs and after a gap.
  */
 import { randomUUID } from 'node:crypto';
-import type { LeaseGrant, Store } from '@gpux/core';
+import { type LeaseGrant, LeaseLostError, type Store } from '@gpux/core';
 import { canaryTask } from '../loops/canaries.js';
 import { challengeTask } from '../loops/challenges.js';
 import { expiryTask } from '../loops/expiry.js';
@@ -25,6 +25,24 @@ export function busFor(store: Store, dbUrl: string, logger: Runtime['logger']): 
   return store.dialect === 'postgres' && /^postgres(ql)?:\/\//i.test(dbUrl) ? pgBus(dbUrl, replicaId, logger) : soloBus(replicaId);
 }
 
+/** The leader's store: a write the fence refused means another replica leads now, so step down at once. */
+function reportingLoss(store: Store, lost: () => void): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const v: unknown = Reflect.get(target, key, receiver);
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        const r: unknown = v.apply(target, args);
+        if (!(r instanceof Promise)) return r;
+        return r.catch((err: unknown) => {
+          if (err instanceof LeaseLostError) lost();
+          throw err;
+        });
+      };
+    },
+  });
+}
+
 /** The runtime with its store swapped for `store`; every other field (the index included, after a resync) is rt's own. */
 function withStore(rt: Runtime, store: Store): Runtime {
   return new Proxy(rt, { get: (target, key, receiver) => (key === 'store' ? store : Reflect.get(target, key, receiver)) });
@@ -37,8 +55,6 @@ async function pruneNonces(rt: Runtime): Promise<void> {
 export interface Replica {
   /** Whether this replica leads now. */
   leads(): boolean;
-  /** The fencing epoch while it leads. */
-  epoch(): number | null;
   stop(): Promise<void>;
 }
 
@@ -55,7 +71,7 @@ function startPasses(rt: Runtime): () => Promise<void> {
 export async function startReplica(rt: Runtime): Promise<Replica> {
   if (rt.store.dialect !== 'postgres') {
     const stop = startPasses(rt);
-    return { leads: () => true, epoch: () => null, stop };
+    return { leads: () => true, stop };
   }
   let stopPasses: (() => Promise<void>) | null = null;
   let freshIndex = true; // start.ts has just built it
@@ -69,7 +85,7 @@ export async function startReplica(rt: Runtime): Promise<Replica> {
         // What the last leader reserved and ended is in the store, maybe not yet in this index.
         if (!freshIndex) await resyncIndex(rt);
         freshIndex = false;
-        stopPasses = startPasses(withStore(rt, rt.store.fenced(grant)));
+        stopPasses = startPasses(withStore(rt, reportingLoss(rt.store.fenced(grant), () => leadership.lost())));
       },
       deposed: async () => {
         const stop = stopPasses;
@@ -102,7 +118,6 @@ export async function startReplica(rt: Runtime): Promise<Replica> {
   await leadership.start();
   return {
     leads: () => leadership.isLeader,
-    epoch: () => leadership.epoch,
     async stop() {
       clearInterval(timer);
       await leadership.stop();
