@@ -16,6 +16,11 @@ export interface BenchArgs {
   /** gpux variants measured, market on first; each gets its own rows. */
   markets: Market[];
   baseline: boolean;
+  /**
+   * Coordinator replicas on one PostgreSQL database for the PostgreSQL gpux phases, each count its own rows
+   * (ascending; default [1]). SQLite stays one process.
+   */
+  replicas: number[];
   /** Where the coordinator runs: its own child process (default) or this process. */
   coordinator: 'child' | 'inproc';
   /** Each phase gives up after this many seconds and reports what completed. */
@@ -40,6 +45,7 @@ export const USAGE = `usage: npm run bench:dispatch -- [options]
   --rate-seconds S   length of the fixed-rate phase                 default 5 (quick 2)
   --db LIST          sqlite,postgres                                 default both
   --market LIST      on,off: gpux with its market, and without          default both
+  --replicas LIST    coordinator replicas on PostgreSQL, e.g. 1,2,3    default 1 (child mode only above 1)
   --no-baseline      skip graphile-worker
   --coordinator M    child | inproc                                  default child
   --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
@@ -61,6 +67,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'rate-seconds': { type: 'string' },
       db: { type: 'string' },
       market: { type: 'string' },
+      replicas: { type: 'string' },
       'no-baseline': { type: 'boolean' },
       coordinator: { type: 'string' },
       'phase-timeout': { type: 'string' },
@@ -91,6 +98,10 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   for (const m of markets) if (m !== 'on' && m !== 'off') throw new Error(`--market takes on and/or off, got ${m}`);
   const coordinator = values.coordinator ?? 'child';
   if (coordinator !== 'child' && coordinator !== 'inproc') throw new Error(`--coordinator takes child or inproc, got ${coordinator}`);
+  const replicas = [...new Set((values.replicas ?? '1').split(',').map((s) => Number(s.trim())))].sort((a, b) => a - b);
+  for (const r of replicas) if (!Number.isInteger(r) || r < 1 || r > 16) throw new Error(`--replicas takes whole numbers from 1 to 16, e.g. 1,2,3; got ${values.replicas}`);
+  // In-process, replicas would share one event loop and no CPU figure could be taken per process.
+  if (coordinator === 'inproc' && replicas.some((r) => r > 1)) throw new Error('--replicas above 1 needs --coordinator child (each replica is its own process)');
   const sync = values['sqlite-sync']?.toUpperCase() ?? null;
   if (sync !== null && sync !== 'FULL' && sync !== 'NORMAL') throw new Error(`--sqlite-sync takes full or normal, got ${values['sqlite-sync']}`);
   return {
@@ -102,6 +113,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     dbs: dbs as Db[],
     // On before off, whatever the order given, so the table reads the same in every run.
     markets: (['on', 'off'] as const).filter((m) => markets.includes(m)),
+    replicas,
     baseline: !(values['no-baseline'] ?? false),
     coordinator,
     phaseTimeoutS: num(values['phase-timeout'], quick ? 30 : 90, 'phase-timeout'),

@@ -17,6 +17,8 @@ export interface BenchCoordinatorSettings {
   sqliteSynchronous: 'FULL' | 'NORMAL' | null;
   /** PostgreSQL only: the store's connection pool size; null keeps the coordinator's default (10). */
   pgPool: number | null;
+  /** The coordinator's key file: replicas on one database share one (config `coordinatorKeyFile`); null: `<dataDir>/coordinator-key.json`. */
+  coordinatorKeyFile: string | null;
   /** Count and time Store calls, watch the event loop, and write CoordinatorDiagnostics here as JSON on close; null: none. */
   diagnosticsFile: string | null;
 }
@@ -69,7 +71,17 @@ export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
   // challenge is off: the agents' GPUs are simulated (no challenge could pass), and it is a cost per node, not per job.
   const config = loadCoordinatorConfig(
     {},
-    { db: s.db, dataDir: s.dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', market: s.market, registerRatePerMin: 1_000_000, challenge: 'off' },
+    {
+      db: s.db,
+      dataDir: s.dataDir,
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      market: s.market,
+      registerRatePerMin: 1_000_000,
+      challenge: 'off',
+      ...(s.coordinatorKeyFile === null ? {} : { coordinatorKeyFile: s.coordinatorKeyFile }),
+    },
   );
   const raw = await openBenchStore(s);
   if (raw === null) return startCoordinator(config);

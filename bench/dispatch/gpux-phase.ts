@@ -98,9 +98,11 @@ export type DbCpu = () => Promise<number | null>;
 export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: number, tag: string, dbCpu: DbCpu): Promise<GpuxPhaseResult> {
   const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
   const submitted: Array<{ id: string; submit: number }> = [];
-  const submit = async (i: number) => {
+  // Submitter j goes through replica j mod N (one replica: always the buyer's one client).
+  const submit = async (i: number, submitter: number) => {
     const t = Date.now();
-    const res = await sys.buyer.submitJob(NOOP_SPEC, { idempotencyKey: `${tag}-${i}` });
+    const client = sys.buyers[submitter % sys.buyers.length] as GpuxClient;
+    const res = await client.submitJob(NOOP_SPEC, { idempotencyKey: `${tag}-${i}` });
     submitted.push({ id: res.job.id, submit: t });
   };
   const load =

@@ -4,8 +4,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Submits job `i`; resolves when the system has accepted it. */
-export type SubmitFn = (i: number) => Promise<void>;
+/**
+ * Submits job `i`; resolves when the system has accepted it. `submitter`: which of the closed loop's concurrent
+ * submitters sends it (0..concurrency-1); the open loop has no fixed submitters, so there it is `i`.
+ */
+export type SubmitFn = (i: number, submitter: number) => Promise<void>;
 
 export interface LoadResult {
   submitted: number;
@@ -23,18 +26,18 @@ export async function closedLoop(count: number, concurrency: number, deadline: n
   let next = 0;
   let failed = 0;
   let firstError: string | null = null;
-  const worker = async () => {
+  const worker = async (submitter: number) => {
     while (next < count && Date.now() < deadline) {
       const i = next++;
       try {
-        await submit(i);
+        await submit(i, submitter);
       } catch (err) {
         failed++;
         firstError ??= String(err);
       }
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: concurrency }, (_, submitter) => worker(submitter)));
   return { submitted: next - failed, failed, firstError, elapsedMs: Date.now() - t0, late: 0 };
 }
 
@@ -66,7 +69,7 @@ export async function openLoop(rate: number, seconds: number, maxInFlight: numbe
     if (now - due > 50) late++;
     const i = sent++;
     inFlight++;
-    const p: Promise<void> = submit(i)
+    const p: Promise<void> = submit(i, i)
       .catch((err) => {
         failed++;
         firstError ??= String(err);

@@ -37,12 +37,13 @@ function deadlineOf(args: BenchArgs, phase: Phase): number {
 }
 
 /** One gpux phase on a system of its own, started and stopped here. */
-async function gpuxPhase(args: BenchArgs, db: Db, market: Market, pg: BenchPg | null, phase: Phase): Promise<{ result: PhaseResult; diag: PhaseDiagnostics }> {
+async function gpuxPhase(args: BenchArgs, db: Db, market: Market, replicas: number, pg: BenchPg | null, phase: Phase): Promise<{ result: PhaseResult; diag: PhaseDiagnostics }> {
   // '{dir}' is the system's own temp dir (see startGpuxSystem).
   const dbUrl = db === 'sqlite' ? 'sqlite:{dir}/bench.db' : await pg!.createDatabase('gpux_bench');
   const sys = await startGpuxSystem({
     db: dbUrl,
     agents: args.agents,
+    replicas,
     market: market === 'on',
     coordinator: args.coordinator,
     cpuProfDir: args.cpuProf ? PROF_DIR : null,
@@ -69,26 +70,35 @@ async function gpuxPhase(args: BenchArgs, db: Db, market: Market, pg: BenchPg | 
   return { result: rest, diag };
 }
 
-/** Rows of one database: per phase, the market on then off, each on a system of its own, back to back. */
+/** Replica counts measured on a database: `--replicas` on PostgreSQL; SQLite is one process. */
+const replicaCountsOf = (args: BenchArgs, db: Db): number[] => (db === 'postgres' ? args.replicas : [1]);
+
+/**
+ * Rows of one database: per phase and replica count, the market on then off, each on a system of its own, back
+ * to back.
+ */
 async function gpuxRows(args: BenchArgs, db: Db, pg: BenchPg | null, diagnostics: Record<string, PhaseDiagnostics>): Promise<Row[]> {
   const rows: Row[] = [];
   for (const phase of phasesOf(args)) {
-    for (const market of args.markets) {
-      const row: Row = { system: 'gpux', market, db, mode: phase.kind, result: null, note: null };
-      rows.push(row);
-      if (db === 'postgres' && !pg) {
-        row.note = 'no PostgreSQL';
-        continue;
-      }
-      log(`gpux on ${db}, market ${market}: ${describePhase(phase)}, ${args.agents} agents`);
-      try {
-        const { result, diag } = await gpuxPhase(args, db, market, pg, phase);
-        row.result = result;
-        row.note = phaseNote(phase, result) ?? moneyNote(diag);
-        diagnostics[`${db}/market ${market}/${phase.kind}`] = diag;
-      } catch (err) {
-        row.note = `failed: ${err instanceof Error ? err.message : String(err)}`;
-        log(row.note);
+    for (const replicas of replicaCountsOf(args, db)) {
+      for (const market of args.markets) {
+        const row: Row = { system: 'gpux', market, db, replicas, mode: phase.kind, result: null, note: null };
+        rows.push(row);
+        if (db === 'postgres' && !pg) {
+          row.note = 'no PostgreSQL';
+          continue;
+        }
+        const onReplicas = replicas > 1 ? `, ${replicas} replicas` : '';
+        log(`gpux on ${db}${onReplicas}, market ${market}: ${describePhase(phase)}, ${args.agents} agents`);
+        try {
+          const { result, diag } = await gpuxPhase(args, db, market, replicas, pg, phase);
+          row.result = result;
+          row.note = phaseNote(phase, result) ?? moneyNote(diag);
+          diagnostics[`${db}${replicas > 1 ? ` x${replicas}` : ''}/market ${market}/${phase.kind}`] = diag;
+        } catch (err) {
+          row.note = `failed: ${err instanceof Error ? err.message : String(err)}`;
+          log(row.note);
+        }
       }
     }
   }
@@ -104,7 +114,7 @@ function moneyNote(diag: PhaseDiagnostics): string | null {
 }
 
 async function baselineRows(args: BenchArgs, pg: BenchPg | null): Promise<Row[]> {
-  const rows: Row[] = phasesOf(args).map((p) => ({ system: 'graphile-worker', market: null, db: 'postgres', mode: p.kind, result: null, note: pg ? null : 'no PostgreSQL' }));
+  const rows: Row[] = phasesOf(args).map((p) => ({ system: 'graphile-worker', market: null, db: 'postgres', replicas: null, mode: p.kind, result: null, note: pg ? null : 'no PostgreSQL' }));
   if (!pg) return rows;
   let gw: Awaited<ReturnType<typeof startGraphile>> | undefined;
   try {
@@ -129,7 +139,8 @@ async function baselineRows(args: BenchArgs, pg: BenchPg | null): Promise<Row[]>
 async function main() {
   const args = parseBenchArgs(process.argv.slice(2));
   // Bounded whatever happens: every phase has a deadline, and this is the last resort.
-  const phaseCount = phasesOf(args).length * (args.dbs.length * args.markets.length + (args.baseline ? 1 : 0));
+  const systems = args.dbs.reduce((n, db) => n + replicaCountsOf(args, db).length, 0);
+  const phaseCount = phasesOf(args).length * (systems * args.markets.length + (args.baseline ? 1 : 0));
   const watchdogMs = (phaseCount * (args.phaseTimeoutS + args.rateSeconds + 30) + 120) * 1000;
   setTimeout(() => {
     log(`watchdog: still running after ${watchdogMs / 1000} s, giving up`);

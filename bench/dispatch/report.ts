@@ -12,6 +12,8 @@ export interface Row {
   /** gpux with its market on or off; null for graphile-worker. */
   market: Market | null;
   db: 'sqlite' | 'postgres';
+  /** gpux's coordinator processes on the one database (above 1: replicas on PostgreSQL); null for graphile-worker. */
+  replicas: number | null;
   mode: 'throughput' | 'rate';
   result: PhaseResult | null;
   /** Why the row has no result, or anything odd about it. */
@@ -38,7 +40,7 @@ export function ratioToBaseline(row: Row, rows: readonly Row[]): number | null {
 /** The same system without its market, in the same run: the row a market-on row is compared with. */
 function marketOffOf(row: Row, rows: readonly Row[]): PhaseResult | null {
   if (row.system !== 'gpux' || row.market !== 'on') return null;
-  return rows.find((r) => r.system === 'gpux' && r.market === 'off' && r.db === row.db && r.mode === row.mode)?.result ?? null;
+  return rows.find((r) => r.system === 'gpux' && r.market === 'off' && r.db === row.db && r.replicas === row.replicas && r.mode === row.mode)?.result ?? null;
 }
 
 /**
@@ -59,8 +61,11 @@ export function cpuRatioToMarketOff(row: Row, rows: readonly Row[]): number | nu
   return sum(row.result.cpuMsPerJob) / sum(off.cpuMsPerJob);
 }
 
-function systemName(row: Row): string {
-  return row.market === null ? row.system : `${row.system}, market ${row.market}`;
+/** `gpux, market on`; with replicas in the run, its PostgreSQL rows also say how many (`gpux, market on, 3 replicas`). */
+function systemName(row: Row, rows: readonly Row[]): string {
+  if (row.market === null) return row.system;
+  const withReplicas = row.db === 'postgres' && row.replicas !== null && rows.some((r) => (r.replicas ?? 1) > 1);
+  return `${row.system}, market ${row.market}${withReplicas ? `, ${row.replicas} replica${row.replicas === 1 ? '' : 's'}` : ''}`;
 }
 
 export function formatTable(rows: readonly Row[]): string {
@@ -71,11 +76,11 @@ export function formatTable(rows: readonly Row[]): string {
     const vs = vsText(row, ratioToBaseline(row, rows));
     const cpuOff = cpuRatioToMarketOff(row, rows);
     const vsOff = vsText(row, ratioToMarketOff(row, rows)) + (cpuOff === null ? '' : `, ${ratio(cpuOff)}x cpu`);
-    if (!r) return [systemName(row), row.db, row.mode, '-', '-', '-', '-', '-', '-', '-', '-', '', '', row.note ?? ''];
+    if (!r) return [systemName(row, rows), row.db, row.mode, '-', '-', '-', '-', '-', '-', '-', '-', '', '', row.note ?? ''];
     const c = r.cpuMsPerJob;
     const cpu = [c.server, c.client, c.db].map((x) => (x === null ? '-' : ms(x))).join('/');
     return [
-      systemName(row),
+      systemName(row, rows),
       row.db,
       row.mode,
       String(r.jobs),
@@ -95,7 +100,7 @@ export function formatTable(rows: readonly Row[]): string {
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
   out.push('latencies in ms from the client\'s submit: "run" = job startedAt, "done" = job finishedAt; "!" = phase timed out');
-  out.push('cpu ms/job: server/client/db = coordinator process / this process (gpux: agents + submitters; graphile-worker: worker + adders) / PostgreSQL backends');
+  out.push('cpu ms/job: server/client/db = coordinator process (summed over its replicas) / this process (gpux: agents + submitters; graphile-worker: worker + adders) / PostgreSQL backends');
   out.push('vs market off: the same phase and database without the market, in this run; "cpu" = (server + client + db) cpu ms/job on ÷ off');
   return out.join('\n');
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type PostgresServer, requirePostgres, startPostgres } from '@gpux/testing';
-import { isDatabaseUnreachable } from '../src/http/errors.js';
+import { isDatabaseUnreachable, isTransientConflict } from '../src/http/errors.js';
 import { call, type Harness, startHarness } from './helpers.js';
 
 test('connection failures and PostgreSQL shutdown codes read as unreachable; other errors do not', () => {
@@ -13,6 +13,10 @@ test('connection failures and PostgreSQL shutdown codes read as unreachable; oth
   assert.equal(isDatabaseUnreachable(err('connection failure', '08006')), true);
   assert.equal(isDatabaseUnreachable(err('duplicate key value violates unique constraint', '23505')), false);
   assert.equal(isDatabaseUnreachable(new TypeError('x is undefined')), false);
+  // A deadlock victim or a serialization failure wrote nothing: 503, retried by every client, never a 500.
+  assert.equal(isTransientConflict(err('deadlock detected', '40P01')), true);
+  assert.equal(isTransientConflict(err('could not serialize access', '40001')), true);
+  assert.equal(isTransientConflict(err('duplicate key value violates unique constraint', '23505')), false);
 });
 
 describe('a coordinator whose PostgreSQL is gone', requirePostgres(), () => {

@@ -66,6 +66,12 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   return DB_UNREACHABLE_MESSAGE.test(err.message);
 }
 
+/** PostgreSQL chose this transaction as a deadlock victim (40P01) or could not serialize it (40001): nothing was written, and a retry succeeds. */
+export function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (isGpuxError(err)) {
@@ -75,6 +81,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     const mapped = fromFastify(err);
     if (mapped) return reply.code(mapped.status).send(errorBody(mapped.error));
+    if (isTransientConflict(err)) {
+      req.log.warn({ err }, 'a concurrent write conflicted; the client retries');
+      return reply.code(503).header('retry-after', '1').send(errorBody(new GpuxError('UNAVAILABLE', `a concurrent write conflicted with this request and nothing was written (request ${req.id}): retry it`)));
+    }
     if (isDatabaseUnreachable(err)) {
       req.log.error({ err }, 'the database is unreachable');
       return reply.code(503).send(errorBody(new GpuxError('UNAVAILABLE', `this coordinator cannot reach its database (request ${req.id}): try again, or another replica`)));

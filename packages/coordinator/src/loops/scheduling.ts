@@ -74,12 +74,13 @@ export class SchedulingLoop {
       await resyncIndex(this.rt);
     }
     const { index } = this.rt;
-    const now = clock.now();
     metrics.schedulePasses.inc();
     await releaseEndedGangs(this.rt);
     this.statsSince = await refreshNodeStats(this.rt, this.statsSince);
     this.reputationSince = await refreshReputations(this.rt, this.reputationSince);
-    const jobs = await store.claimQueuedFair(now, config.scheduleBatchSize, this.fromBuyer);
+    const jobs = await store.claimQueuedFair(clock.now(), config.scheduleBatchSize, this.fromBuyer);
+    // Read after the claim: a job submitted while the pass read the store must not get an attempt older than itself.
+    const now = clock.now();
     if (jobs.length === 0) {
       this.backlog = false;
       return false;
