@@ -7,7 +7,7 @@
 import { CapacityIndex } from '@gpux/core';
 import { loadBook, rebuildIndex, reservationOf } from '../loops/capacity.js';
 import type { Runtime } from '../runtime.js';
-import { applyNodeAsks, quoteFromBook } from '../services/market.js';
+import { applyNodeAsks } from '../services/market.js';
 import type { ClusterMessage } from './messages.js';
 
 /** Re-read the node into this replica's index, and tell the other replicas to do the same. */
@@ -65,7 +65,6 @@ export async function resyncIndex(rt: Runtime): Promise<void> {
   for (const n of old.allNodes()) if (n.rttMs !== undefined) fresh.noteRtt(n.nodeId, n.rttMs);
   rt.index = fresh;
   rt.offlineNodes = view.offlineNodes;
-  quoteFromBook(rt);
 }
 
 /**

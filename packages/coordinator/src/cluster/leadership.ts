@@ -35,10 +35,6 @@ export class Leadership {
     return this.grant !== null;
   }
 
-  get epoch(): number | null {
-    return this.grant?.epoch ?? null;
-  }
-
   /** Try at once (a lone replica leads from its start), then every renewMs. */
   async start(): Promise<void> {
     await this.tick();
