@@ -5,7 +5,7 @@
  * scheduled_time). Columns are found by header name, so their order and extra columns do not matter.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface NodeRow {
@@ -33,12 +33,10 @@ export interface PodRow {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** The copies shipped in bench/replay/data/ (a user's clone has no ../shared), else ../shared/traces/ beside the repository. */
-const SHIPPED_DIR = join(here, 'data');
-const SHARED_DIR = resolve(here, '../../../shared/traces');
-const traceFile = (name: string) => (existsSync(join(SHIPPED_DIR, name)) ? join(SHIPPED_DIR, name) : join(SHARED_DIR, name));
-export const DEFAULT_NODE_FILE = traceFile('alibaba-gpu-v2023-openb_node_list_gpu_node.csv');
-export const DEFAULT_POD_FILE = traceFile('alibaba-gpu-v2023-openb_pod_list_default.csv');
+/** The copies shipped in the repository (bench/replay/data/, sources in its README), so a plain clone replays. */
+const DATA_DIR = join(here, 'data');
+export const DEFAULT_NODE_FILE = join(DATA_DIR, 'alibaba-gpu-v2023-openb_node_list_gpu_node.csv');
+export const DEFAULT_POD_FILE = join(DATA_DIR, 'alibaba-gpu-v2023-openb_pod_list_default.csv');
 
 /** Rows of a simple CSV (no quoted commas in these files) as header → value maps. */
 export function parseCsv(text: string): Array<Record<string, string>> {

@@ -34,7 +34,7 @@ export interface StartAgentOptions {
 export async function startAgent(config: AgentConfig, opts: StartAgentOptions = {}): Promise<RunningAgent> {
   const clock = opts.clock ?? systemClock;
   const identity = opts.identity ?? (await loadOrCreateIdentity(config.dataDir));
-  const logger = (opts.logger ?? createLogger(config.logLevel)).child({ nodeId: identity.nodeId });
+  const logger = (opts.logger ?? createLogger(config.logLevel, {}, { format: config.logFormat })).child({ nodeId: identity.nodeId });
   await secureNodeDataDir(config.dataDir, (message) => logger.warn(message));
   const kind = opts.executor?.kind ?? config.executor;
   const advertisement = opts.advertisement ?? (await advertise(config, kind, identity, opts.detect, logger));

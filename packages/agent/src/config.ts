@@ -5,12 +5,12 @@ import { GpuxError } from '@gpux/core';
 import { assertSafeTransport, Fingerprint, InsecureTransportError, type Problem } from '@gpux/protocol';
 import { normalizePin } from '@gpux/protocol/tls-fetch';
 import { CHALLENGE_RUNNER_SETTINGS, type ChallengeRunnerSetting } from './challenge/choose.js';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.js';
 
 export type ExecutorKind = 'docker' | 'process' | 'simulated';
 
 export interface AgentConfig {
-  /** GPUX_COORDINATOR_URL / --coordinator. Required: http(s) URL of the coordinator (the first, when several are given). */
+  /** --coordinator, else GPUX_COORDINATOR_URL, else GPUX_URL. Required: http(s) URL of the coordinator (the first, when several are given). */
   coordinatorUrl: string;
   /**
    * Set when --coordinator / GPUX_COORDINATOR_URL names several URLs, comma-separated (replicas of one coordinator,
@@ -56,6 +56,8 @@ export interface AgentConfig {
   name?: string;
   /** GPUX_LOG_LEVEL / --log-level: fatal, error, warn, info, debug, trace or silent. Default 'info'. */
   logLevel: LogLevel;
+  /** GPUX_LOG_FORMAT / --log-format: text (readable lines), json (pino lines), auto (text on a terminal, else json). Default 'auto'. */
+  logFormat: LogFormat;
   /** GPUX_SIM_GPUS / --simulated-gpus. GPUs a simulated node pretends to have. Default 1. */
   simulatedGpus: number;
   /** GPUX_NODE_ALLOW_NETWORK / --allow-network. Default false: containers get no network; true lets jobs that ask for it (spec `network: true`) have one. */
@@ -110,6 +112,7 @@ export interface AgentConfigOverrides {
   labels?: string | Record<string, string>;
   name?: string;
   logLevel?: string;
+  logFormat?: string;
   simulatedGpus?: number | string;
   pollWaitMs?: number | string;
   gracefulTimeoutMs?: number | string;
@@ -133,7 +136,8 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const bad = (path: string, message: string) => problems.push({ path, message });
   const pick = <T>(override: T | undefined, name: string): T | string | undefined => override ?? nonEmpty(env[name]);
 
-  const coordinatorUrls = urlList(pick(overrides.coordinatorUrl, 'GPUX_COORDINATOR_URL'), bad);
+  // GPUX_URL is the CLI's name for the same URL: accepted too, so one exported variable serves both (the specific name wins).
+  const coordinatorUrls = urlList(pick(overrides.coordinatorUrl, 'GPUX_COORDINATOR_URL') ?? nonEmpty(env.GPUX_URL), bad);
   const coordinatorUrl = coordinatorUrls[0] ?? '';
 
   const home = nonEmpty(env.GPUX_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.gpux');
@@ -152,6 +156,9 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
   const logLevelRaw = pick(overrides.logLevel, 'GPUX_LOG_LEVEL') ?? 'info';
   const logLevel = LOG_LEVELS.find((l) => l === logLevelRaw);
   if (!logLevel) bad('logLevel', `unknown log level "${logLevelRaw}" (expected ${LOG_LEVELS.join(', ')})`);
+  const logFormatRaw = pick(overrides.logFormat, 'GPUX_LOG_FORMAT') ?? 'auto';
+  const logFormat = LOG_FORMATS.find((f) => f === logFormatRaw);
+  if (!logFormat) bad('logFormat', `unknown log format "${logFormatRaw}" (expected text, json or auto)`);
 
   const simulatedGpus = toInt(pick(overrides.simulatedGpus, 'GPUX_SIM_GPUS'), 'simulatedGpus', 0, 64, bad) ?? 1;
   const pollWaitMs = toInt(pick(overrides.pollWaitMs, 'GPUX_NODE_POLL_WAIT_MS'), 'pollWaitMs', 0, 60_000, bad) ?? 25_000;
@@ -218,6 +225,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>, overrid
     allowUnsafeProcess,
     labels,
     logLevel: logLevel ?? 'info',
+    logFormat: logFormat ?? 'auto',
     simulatedGpus,
     allowNetwork,
     imageAllow,
@@ -254,7 +262,7 @@ export function coordinatorUrlsOf(config: Pick<AgentConfig, 'coordinatorUrl' | '
 /** "https://a:8080, https://b:8080" (or a list) → normalized http(s) URLs without a trailing slash, duplicates dropped. */
 function urlList(v: string | string[] | undefined, bad: (p: string, m: string) => void): string[] {
   if (v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)) {
-    bad('coordinatorUrl', 'the coordinator URL is required (--coordinator or GPUX_COORDINATOR_URL), e.g. http://127.0.0.1:8080');
+    bad('coordinatorUrl', 'the coordinator URL is required (--coordinator, GPUX_COORDINATOR_URL or GPUX_URL), e.g. http://127.0.0.1:8080');
     return [];
   }
   const parts = (Array.isArray(v) ? v : [v]).flatMap((u) => u.split(',')).map((u) => u.trim());

@@ -13,7 +13,7 @@ export { DEFAULT_OUTPUT_LIMITS, type OutputLimits, collectOutputs } from './exec
 export { ProcessExecutor, type ProcessExecutorOptions, UNSAFE_PROCESS_MESSAGE } from './executors/process-executor.js';
 export { SimulatedExecutor } from './executors/simulated-executor.js';
 export { KEY_FILE, loadOrCreateIdentity, type NodeIdentity } from './identity.js';
-export { createLogger, LOG_LEVELS, type LogLevel, silentLogger } from './logger.js';
+export { createLogger, formatLogLine, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel, silentLogger } from './logger.js';
 export type { RunningAgent } from './loop/node-agent.js';
 export { FLEET_MIX, type GpuModelInfo, type NodeShape, TRACE_GPU_MODELS, TRACE_NODE_COUNT, type TraceGpuModel } from './simulated/fleet-mix.js';
 export { pickFleet, seededRandom } from './simulated/pick-fleet.js';

@@ -21,6 +21,7 @@ describe('loadAgentConfig', () => {
       allowUnsafeProcess: false,
       labels: {},
       logLevel: 'info',
+      logFormat: 'auto',
       simulatedGpus: 1,
       allowNetwork: false,
       imageAllow: [],

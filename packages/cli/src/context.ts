@@ -90,3 +90,46 @@ export function intArg(name: string, min: number, max: number): (raw: string) =>
     return n;
   };
 }
+
+/** One of a fixed set (case-insensitive); anything else is a usage error naming every valid value. */
+export function choiceArg<T extends string>(name: string, choices: readonly T[]): (raw: string) => T {
+  return (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (!(choices as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be ${orList(choices)}, got "${raw}"${didYouMean(v, choices)}`);
+    return v as T;
+  };
+}
+
+/** A comma-separated list of a fixed set, e.g. `--state queued,running`; kept as the comma-joined text. */
+export function choiceListArg(name: string, choices: readonly string[]): (raw: string) => string {
+  const one = choiceArg(name, choices);
+  return (raw) => {
+    const parts = raw.split(',').map((p) => p.trim());
+    if (parts.some((p) => p === '')) throw new InvalidArgumentError(`${name} must be one or more of ${orList(choices)}, comma-separated, got "${raw}"`);
+    try {
+      return [...new Set(parts.map(one))].join(',');
+    } catch {
+      const wrong = parts.filter((p) => !choices.includes(p.toLowerCase()));
+      const hint = wrong.length === 1 ? didYouMean(wrong[0]!.toLowerCase(), choices) : '';
+      throw new InvalidArgumentError(`${name} must be one or more of ${orList(choices)}, comma-separated; "${wrong.join('", "')}" is not one${hint}`);
+    }
+  };
+}
+
+const orList = (xs: readonly string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs[xs.length - 1]}`);
+
+/** " (did you mean running?)" for a near miss (at most 2 edits), else nothing. */
+function didYouMean(v: string, choices: readonly string[]): string {
+  const best = choices.map((c) => [c, editDistance(v, c)] as const).sort((a, b) => a[1] - b[1])[0];
+  return best && best[1] <= 2 ? ` (did you mean ${best[0]}?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}

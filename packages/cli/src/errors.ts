@@ -27,11 +27,13 @@ function problemsOf(err: unknown): Problem[] {
   return [];
 }
 
-/** Local validation errors (a bad config value or spec) are usage errors; everything else is a failure. */
+/** Validation errors (a bad flag, config value or spec, found here or by the coordinator) are usage errors; everything else is a failure. */
 export function exitCodeOf(err: unknown): number {
   if (err instanceof CliError) return err.exitCode;
   if (err instanceof GpuxInsecureTransportError) return EXIT_USAGE; // fixed by the URL or --insecure, like a bad flag
   if (err instanceof GpuxError && (err.code === 'REQUEST_INVALID' || err.code === 'SPEC_INVALID')) return EXIT_USAGE;
+  // The coordinator found a flag's value or the spec invalid (a check the CLI does not repeat): still bad usage.
+  if (err instanceof GpuxApiError && err.status === 400 && (err.code === 'REQUEST_INVALID' || err.code === 'SPEC_INVALID')) return EXIT_USAGE;
   return EXIT_FAILURE;
 }
 

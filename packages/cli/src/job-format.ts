@@ -35,8 +35,9 @@ function verificationRows(jobId: string, v: VerificationView): Array<[string, st
   ];
 }
 
-export function jobColumns(now: number): Column<JobView>[] {
-  return [
+/** `wide` (-o wide) adds the image, priority, kind, buyer and error. */
+export function jobColumns(now: number, wide = false): Column<JobView>[] {
+  const columns: Column<JobView>[] = [
     { header: 'ID', value: (j) => j.id },
     { header: 'NAME', value: (j) => j.name },
     { header: 'STATE', value: (j) => (j.cancelRequested && j.state !== 'cancelled' ? `${j.state} (cancelling)` : j.state) },
@@ -46,6 +47,16 @@ export function jobColumns(now: number): Column<JobView>[] {
     { header: 'CREATED', value: (j) => formatAge(j.createdAt, now) },
     { header: 'DURATION', value: (j) => took(j.startedAt, j.finishedAt) },
     { header: 'VERIFICATION', value: verificationLabel },
+  ];
+  if (!wide) return columns;
+  return [
+    ...columns,
+    { header: 'IMAGE', value: (j) => j.spec.image },
+    { header: 'PRIORITY', value: (j) => j.spec.priority ?? 'normal' },
+    { header: 'NODES', value: (j) => j.spec.nodes ?? 1, align: 'right' },
+    { header: 'KIND', value: (j) => j.kind ?? 'buyer' },
+    { header: 'BUYER', value: (j) => j.buyerId },
+    { header: 'ERROR', value: (j) => (j.error === null ? null : clip(j.error, 80)) },
   ];
 }
 

@@ -1,13 +1,16 @@
 /** The `gpux` program: builds the commander tree and turns every outcome into an exit code. */
 import { Command, CommanderError } from 'commander';
 import { registerBlob } from './commands/blob.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerCoordinator } from './commands/coordinator.js';
 import { registerDev } from './commands/dev.js';
 import { registerJob } from './commands/job.js';
+import { registerRun } from './commands/run.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMarket } from './commands/market.js';
 import { registerNode } from './commands/node.js';
 import { registerPayout } from './commands/payout.js';
+import { registerProvider } from './commands/provider.js';
 import { registerToken } from './commands/token.js';
 import { registerWallet } from './commands/wallet.js';
 import { type Io, processIo } from './context.js';
@@ -36,12 +39,15 @@ export function buildProgram(io: Io): Command {
   registerCoordinator(program, io);
   registerNode(program, io);
   registerJob(program, io);
+  registerRun(program, io);
   registerWallet(program, io);
   registerMarket(program, io);
   registerPayout(program, io);
+  registerProvider(program, io);
   registerToken(program, io);
   registerBlob(program, io);
   registerKeys(program, io);
+  registerCompletion(program, io); // last: it reads the tree the others built
   return program;
 }
 

@@ -2,7 +2,7 @@
  * The CLI's money helpers, shared by the wallet, market, payout, node and job commands: asset and amount
  * parsing with usage errors that say how to write them, amounts with and without sign, basis points.
  */
-import { ASSET_DECIMALS, ASSET_SYMBOL, ASSETS, type Asset, formatAmount, parseAmount } from '@gpux/protocol';
+import { ASSET_DECIMALS, ASSET_SYMBOL, ASSETS, type Asset, formatAmount, readAmount } from '@gpux/protocol';
 import { usageError } from './errors.js';
 
 export const ASSET_OPTION_HELP = `usdc or credit (default usdc)`;
@@ -17,26 +17,14 @@ export function parseAssetOption(raw: string | undefined, flag = '--asset'): Ass
 
 /**
  * A decimal amount typed by a person ("12.5") → minor units, or a usage error that says what is wrong and
- * how to write it. `label` names the argument (AMOUNT, PRICE). Zero is refused unless `allowZero`.
+ * how to write it (protocol's readAmount: the rules spec files use too). `label` names the argument (AMOUNT,
+ * PRICE). Zero is refused unless `allowZero`.
  */
 export function parseAmountArg(label: string, text: string, asset: Asset, opts: { allowZero?: boolean } = {}): number {
-  const t = text.trim().replace(/^\./, '0.');
-  const d = ASSET_DECIMALS[asset];
-  const sym = ASSET_SYMBOL[asset];
-  const example = `like 12.5 (${sym}, at most ${d} decimals)`;
-  if (/^[-−]/.test(t)) throw usageError(`${label} must not be negative, got "${text}": write a positive amount ${example}`);
-  const m = /^(\d+)(?:\.(\d*))?$/.exec(t);
-  if (!m) throw usageError(`${label} "${text}" is not a number: write a decimal amount ${example}; use a dot for decimals, no thousands separators or units`);
-  const decimals = m[2]?.length ?? 0;
-  if (decimals > d) throw usageError(`${label} "${text}" has ${decimals} decimals but ${sym} has ${d}: round it to at most ${d} decimals`);
-  let minor: number;
-  try {
-    minor = parseAmount(t, asset);
-  } catch (err) {
-    throw usageError(`${label}: ${(err as Error).message}`);
-  }
-  if (minor === 0 && !opts.allowZero) throw usageError(`${label} must be more than 0, got "${text}": write a positive amount ${example}`);
-  return minor;
+  const r = readAmount(text, asset);
+  if (!r.ok) throw usageError(`${label} ${r.message}`);
+  if (r.minor === 0 && !opts.allowZero) throw usageError(`${label} must be more than 0, got "${text}": write a positive amount like 12.5 (${ASSET_SYMBOL[asset]}, at most ${ASSET_DECIMALS[asset]} decimals)`);
+  return r.minor;
 }
 
 /** "12.500000 USDC"; `symbol: false` drops the symbol for columns whose header names the asset. */

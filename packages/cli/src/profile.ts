@@ -2,7 +2,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CliError } from './errors.js';
+import { CliError, EXIT_USAGE } from './errors.js';
 
 export interface Profile {
   url?: string;
@@ -91,7 +91,8 @@ export function resolveConnection(flags: ConnectionFlags, env: Env, profile: Pro
   const pick = (...values: Array<string | undefined>) => values.map((v) => v?.trim()).find((v) => v !== undefined && v !== '');
   const url = pick(flags.coordinator, env.GPUX_URL, profile.url);
   if (!url) {
-    throw new CliError('no coordinator URL: pass --coordinator URL, set GPUX_URL, or start a local network with `gpux dev` (it writes the profile)');
+    // A missing flag, like any other: usage (exit 2).
+    throw new CliError('no coordinator URL: pass --coordinator URL, set GPUX_URL, or start a local network with `gpux dev` (it writes the profile)', { exitCode: EXIT_USAGE });
   }
   const buyer = [env.GPUX_TOKEN, profile.token];
   const token = role === 'none' ? pick(flags.token) : role === 'operator' ? pick(flags.token, env.GPUX_OPERATOR_TOKEN, profile.operatorToken, ...buyer) : pick(flags.token, ...buyer);

@@ -1,8 +1,8 @@
 /** Load a job spec file (YAML or JSON, `-` for stdin) and validate it locally before anything is sent. */
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type JobSpec, parseJobSpec, type Problem } from '@gpux/protocol';
-import { parseDocument } from 'yaml';
+import { describeInput, type JobSpec, parseJobSpec, type Problem } from '@gpux/protocol';
+import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { usageError } from './errors.js';
 
 export async function readStdin(stream: AsyncIterable<unknown> = process.stdin): Promise<string> {
@@ -38,21 +38,53 @@ const PLACEHOLDER_BLOB = '0'.repeat(64);
  * file must exist) and stand in as blob inputs while the spec is validated. Throws a usage error with problems.
  */
 export function parseSpecDocument(text: string, source: string, baseDir: string): LoadedSpec {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
-    const problems: Problem[] = doc.errors.map((e) => ({ path: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '(file)', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') }));
-    throw usageError(`${source} is not valid YAML or JSON`, problems);
-  }
-  const data: unknown = doc.toJS();
+  const data = readYaml(text, source);
   if (data === null || data === undefined) throw usageError(`${source} is empty`);
   const localInputs = takeLocalInputs(data, source, baseDir);
   // `encrypted: true` is a CLI instruction, not a spec field: gpux job submit encrypts and sets `encryption`.
   const flag = typeof data === 'object' && 'encrypted' in data ? (data as { encrypted?: unknown }).encrypted : undefined;
-  if (flag !== undefined && typeof flag !== 'boolean') throw usageError(`${source} is not a valid job spec`, [{ path: 'encrypted', message: 'true or false' }]);
+  if (flag !== undefined && typeof flag !== 'boolean') throw usageError(`${source} is not a valid job spec`, [{ path: 'encrypted', message: `must be true or false, got ${describeInput(flag)}` }]);
   if (flag !== undefined) delete (data as { encrypted?: unknown }).encrypted;
   const result = parseJobSpec(data);
   if (!result.ok) throw usageError(`${source} is not a valid job spec`, result.problems);
   return { spec: result.spec, localInputs, ...(flag === true ? { encrypted: true } : {}) };
+}
+
+/**
+ * The document as plain data, or a usage error naming the first YAML problem by line and column (once: a
+ * parser's later errors at the same spot are echoes of the first). A price written as a decimal number
+ * (2.5, 2.0) is kept as its source text so it is read exactly, in the asset, never through a float.
+ */
+function readYaml(text: string, source: string): unknown {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const first = doc.errors[0];
+  if (first) throw yamlError(source, first.linePos?.[0] ?? lines.linePos(first.pos[0]), first.message);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An alias whose anchor is missing (or too many aliases): point at the first alias.
+    let at = 0;
+    visit(doc, {
+      Alias: (_, node) => {
+        at = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    throw yamlError(source, lines.linePos(at), (err as Error).message);
+  }
+  const price = isMap(doc.contents) ? doc.contents.get('maxPricePerGpuHour', true) : undefined;
+  if (isScalar(price) && typeof price.value === 'number' && price.range && data !== null && typeof data === 'object') {
+    const written = text.slice(price.range[0], price.range[1]).trim();
+    if (/[.eE]/.test(written)) (data as Record<string, unknown>).maxPricePerGpuHour = written;
+  }
+  return data;
+}
+
+function yamlError(source: string, pos: { line: number; col: number }, message: string) {
+  const text = (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
+  return usageError(`${source} is not valid YAML or JSON`, [{ path: `line ${pos.line}, column ${pos.col}`, message: text }]);
 }
 
 /** Replaces each `{path, file}` input of the raw spec by a placeholder blob input of the file's size. */
@@ -78,7 +110,7 @@ function takeLocalInputs(data: unknown, source: string, baseDir: string): LocalI
 
 /** The file's size, or what is wrong with the entry. */
 function localFileProblem(file: unknown, rest: object, baseDir: string): number | { key: string; message: string } {
-  if (typeof file !== 'string' || file.length === 0) return { key: 'file', message: 'a local file path (relative to the spec file)' };
+  if (typeof file !== 'string' || file.length === 0) return { key: 'file', message: 'must be a local file path (relative to the spec file)' };
   if (Object.keys(rest).length > 0) return { key: '', message: `a {path, file} input has only those two keys (found ${Object.keys(rest).join(', ')})` };
   const abs = resolve(baseDir, file);
   try {

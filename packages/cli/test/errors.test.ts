@@ -56,9 +56,9 @@ describe('main exit codes', () => {
     assert.equal(io.stdout(), '');
   });
 
-  test('no coordinator configured is a clear error', async (t) => {
+  test('no coordinator configured is a clear usage error (exit 2: a flag or GPUX_URL is missing)', async (t) => {
     const io = captureIo({ GPUX_HOME: tempDir(t) });
-    assert.equal(await main(argv('node', 'list'), io), 1);
+    assert.equal(await main(argv('node', 'list'), io), 2);
     assert.match(io.stderr(), /^error: no coordinator URL/);
   });
 });

@@ -143,6 +143,9 @@ describe('gpux node price / stake, market, payout, job bill', () => {
     assert.equal(un.code, 0, un.err);
     assert.deepEqual(seen[2]?.body, { amount: 5_000_000 });
     assert.match(un.out, /^unbonding 5\.000000 USDC from node node-1: it returns to your wallet at 2024-01-02 03:04:05Z \(due\); 15\.000000 USDC stays free\n$/);
+    // Issue 16: CPU-only work is priced per job-hour, not per GPU-hour.
+    const cpu = await run('node', 'price', 'set', 'cpu', '0.05');
+    assert.match(cpu.out, /^ask for cpu: 0\.050000 per job-hour after the fee, for CPU-only jobs on your nodes\n/);
   });
 
   test('market prices without a market; payout complete with the operator token; job bill', async (t) => {

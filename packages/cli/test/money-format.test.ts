@@ -204,6 +204,7 @@ describe('market views', () => {
       'CLASS             ASK/GPU-HOUR  UPDATED\nnvidia-h100-80gb      1.750000  2024-01-02 03:04:05Z\n',
     );
     assert.match(formatAsks([]), /^no asks: set one with `gpux node price set CLASS PRICE`\n$/);
+    assert.match(formatAsks([{ providerId: 'acc-1', class: 'cpu', pricePerGpuHour: 50_000, updatedAt: AT }]), /0\.050000 .*\ncpu is priced per job-hour\n$/);
   });
 });
 

@@ -16,6 +16,7 @@ import {
 } from '@gpux/core';
 import type { Logger } from 'pino';
 import { type ClusterBus, soloBus } from './cluster/bus.js';
+import { nodeChanged } from './cluster/follow.js';
 import { SharedNonces } from './cluster/shared-nonces.js';
 import type { CoordinatorConfig } from './config.js';
 import { NodeKeyCache } from './identity/node-keys.js';
@@ -68,7 +69,26 @@ export interface Runtime extends CoordinatorDeps {
   bus: ClusterBus;
   /** Whether this replica leads now (runs the scheduling and the other periodic passes). */
   leads(): boolean;
+  /** What services tell the caches, the waiters and the scheduling, so they need not hold those parts themselves. */
+  signals: Signals;
 }
+
+export interface Signals {
+  /** An attempt ended (committed): its GPUs go back to its node, its job's log readers wake, scheduling runs. */
+  attemptEnded(attemptId: string, jobId: string, outcome: string): void;
+  /** A node's record, stake or asks changed (committed): re-read it into the index and tell the other replicas. */
+  nodeChanged(nodeId: string): Promise<void>;
+  /** Something placeable may be waiting. */
+  kick(): void;
+  /** Whether the last scheduling pass left work it could not place. */
+  backlog(): boolean;
+}
+
+/**
+ * The part of the runtime a service, loop or route uses: each module names its own (`type XDeps = Needs<'store' | 'clock'>`),
+ * so the compiler keeps it from reaching for anything else. createRuntime below is the one place the parts are built.
+ */
+export type Needs<K extends keyof Runtime> = Pick<Runtime, K>;
 
 export function createRuntime(deps: CoordinatorDeps): Runtime {
   const bus = deps.bus ?? soloBus('solo');
@@ -90,13 +110,19 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     book: new PriceBook(deps.config.treasuryFeeBps),
     settlementAdapter: deps.settlementAdapter ?? manualSettlementAdapter,
     signer: deps.signer ?? Signer.ephemeral(deps.clock),
-  } as Omit<Runtime, 'scheduling'> as Runtime;
+  } as Omit<Runtime, 'scheduling' | 'signals'> as Runtime;
   rt.scheduling = new SchedulingLoop(rt);
+  rt.signals = {
+    attemptEnded: (attemptId, jobId, outcome) => attemptEnded(rt, attemptId, jobId, outcome),
+    nodeChanged: (nodeId) => nodeChanged(rt, nodeId),
+    kick: () => rt.scheduling.kick(),
+    backlog: () => rt.scheduling.backlog,
+  };
   return rt;
 }
 
 /** Capacity held by an attempt that ended goes back to its node; its job's log readers wake. */
-export function attemptEnded(rt: Runtime, attemptId: string, jobId: string, outcome: string): void {
+function attemptEnded(rt: Needs<'index' | 'delivery' | 'metrics' | 'bus' | 'logs' | 'scheduling'>, attemptId: string, jobId: string, outcome: string): void {
   rt.index.release(attemptId);
   rt.delivery.forget(attemptId);
   rt.metrics.attemptsFinished.inc({ outcome });

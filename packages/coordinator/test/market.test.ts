@@ -65,6 +65,7 @@ function marketOverHttp(name: string, database: () => Promise<Database>, opts: {
       assert.match(res.body.error.message, new RegExp(`holds ${(held / USDC).toFixed(6)} USDC`));
       assert.match(res.body.error.message, /short 0\.500000 USDC|short \d+\.\d{6} USDC/);
       assert.match(res.body.error.message, /gpux wallet deposit/);
+      assert.match(res.body.error.message, /\(cap 3\.000000 USDC per GPU-hour × 1 GPU × 1 node × 600 s\)/, 'singular units (issue 16)');
       assert.deepEqual((await get('/v1/jobs')).body.jobs, []);
       assert.equal((await get('/v1/ledger', h.operator)).body.transfers.length, 0);
     });

@@ -41,9 +41,9 @@ describe('amounts', () => {
     assert.equal(parseAmount('12', 'credit'), 12_000_000);
     assert.equal(formatAmount(1_500_000, 'usdc'), '1.500000 USDC');
     assert.equal(formatAmount(-7, 'usdc', { symbol: false }), '-0.000007');
-    assert.throws(() => parseAmount('1.0000001', 'usdc'), /7 decimals; USDC has 6/);
-    assert.throws(() => parseAmount('-1', 'usdc'), /not an amount/);
-    assert.throws(() => parseAmount('1e3', 'usdc'), /not an amount/);
+    assert.throws(() => parseAmount('1.0000001', 'usdc'), /7 decimals but USDC has 6/);
+    assert.throws(() => parseAmount('-1', 'usdc'), /must not be negative/);
+    assert.throws(() => parseAmount('1e3', 'usdc'), /not a number/);
   });
   it('mulDiv rounds as asked and never loses precision above 2^53 in the product', () => {
     assert.equal(mulDiv(7, 3, 2, 'down'), 10);

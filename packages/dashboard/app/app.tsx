@@ -12,27 +12,30 @@ import { Market } from './pages/market.js';
 import { NodeDetail } from './pages/node-detail.js';
 import { Nodes } from './pages/nodes.js';
 import { Overview } from './pages/overview.js';
+import { Provider } from './pages/provider.js';
 import { SignIn } from './pages/sign-in.js';
 import { Wallet } from './pages/wallet.js';
 
 function route(path: string, account: Account) {
   const m = /^\/(nodes|jobs)\/([^/]+)$/.exec(path);
   if (m?.[1] === 'jobs') return <JobDetail id={decodeURIComponent(m[2]!)} account={account} />;
-  if (m?.[1] === 'nodes') return account.role === 'operator' ? <NodeDetail id={decodeURIComponent(m[2]!)} /> : <OperatorsOnly />;
+  if (m?.[1] === 'nodes') return account.role === 'operator' ? <NodeDetail id={decodeURIComponent(m[2]!)} /> : <OperatorsOnly what="Node details" />;
   switch (path) {
     case '/':
       return <Overview account={account} />;
     case '/nodes':
-      return account.role === 'operator' ? <Nodes /> : <OperatorsOnly />;
+      return account.role === 'operator' ? <Nodes /> : <OperatorsOnly what="The node list" />;
     case '/jobs':
       return <Jobs account={account} />;
     case '/market':
       return <Market account={account} />;
     case '/wallet':
       return <Wallet />;
+    case '/provider':
+      return <Provider />;
     default:
       return (
-        <Page title="Page not found">
+        <Page title="Page not found" live={false}>
           <p>
             There is no page at <code>{path}</code>. <Link to="/">Go to the overview</Link>.
           </p>
@@ -41,10 +44,16 @@ function route(path: string, account: Account) {
   }
 }
 
-function OperatorsOnly() {
+/** A page this account may not read: say so at once (the API would refuse it; nothing is loading). */
+function OperatorsOnly({ what }: { what: string }) {
   return (
-    <Page title="Operators only">
-      <p>Node details are shown to operators. Sign in with an operator token to see them.</p>
+    <Page title="Operators only" live={false}>
+      <p data-testid="operators-only">
+        {what} is for operators of this coordinator: you are signed in with a buyer or provider token. Sign in with an operator token to see it.
+      </p>
+      <p>
+        Your own nodes, their stake, your asks and your earnings are on the <Link to="/provider">Provider</Link> page.
+      </p>
     </Page>
   );
 }

@@ -163,7 +163,8 @@ describe('dashboard in Chromium', requireChromium(), () => {
     await page.getByRole('heading', { level: 1, name: sim.advertisement.hostname }).waitFor();
     await page.getByText(sim.id).first().waitFor();
     await page.getByRole('rowheader', { name: sim.advertisement.gpus[0]!.model }).first().waitFor();
-    assert.ok(await page.getByText('Not available yet').count() >= 1, 'earnings are an honest placeholder');
+    // Earnings and its provider's asks come from GET /v1/provider/status (issue 16): no placeholder left.
+    await page.getByRole('region', { name: 'Earnings and asks' }).getByTestId('node-paid').waitFor();
     // The proof of hardware is the API's (NodeView.proof): its class and score when proven, else its state and reason.
     await until('the proof panel shows the API’s proof and tier', async () => {
       const { node } = await get<GetNodeResponse>(`/v1/nodes/${sim.id}`, net.operatorToken);

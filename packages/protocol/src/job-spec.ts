@@ -68,7 +68,7 @@ export const InlineInputFile = z
 
 /** Largest blob or URL input: 5 TiB (the blob store's own limit). */
 export const MAX_INPUT_FILE_BYTES = 5 * 2 ** 40;
-const InputSha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest: 64 lowercase hex characters');
+const InputSha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 digest: 64 lowercase hex characters');
 
 /** Issue 13: a blob the buyer holds (`gpux blob put FILE`, or `{path, file}` uploaded by `gpux job submit`). */
 export const BlobInputFile = z
@@ -93,7 +93,7 @@ export const UrlInputFile = z
         } catch {
           return false;
         }
-      }, 'an https:// URL'),
+      }, 'must be an https:// URL'),
     sha256: InputSha256.describe('The digest the fetched bytes must have, or the attempt fails'),
     size: z.number().int().min(0).max(MAX_INPUT_FILE_BYTES).describe('Its size in bytes; more bytes than this fail the attempt'),
   })
@@ -198,7 +198,7 @@ export const JobSpec = z
       .min(0)
       .max(1_000_000_000_000, 'must be at most 1000000000000 minor units (1,000,000.0 per GPU-hour)')
       .optional()
-      .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0), at most 10^12; with a market, at least the floor of a class it accepts (400 otherwise). Absent: the market price at submission plus one epoch step'),
+      .describe('Most the buyer pays per GPU-hour (per job-hour when CPU-only), integer minor units (1000000 = 1.0; a spec file read by the gpux CLI may write a decimal, 2.5 or "2.5 USDC"), at most 10^12; with a market, at least the floor of a class it accepts (400 otherwise). Absent: the market price at submission plus one epoch step'),
     asset: Asset.optional().describe('What the job is paid with; default usdc'),
     deterministic: z
       .boolean()

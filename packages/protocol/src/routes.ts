@@ -11,6 +11,7 @@ import * as identity from './coordinator-identity.js';
 import * as market from './market-api.js';
 import * as e2e from './e2e-api.js';
 import * as node from './node.js';
+import * as provider from './provider-api.js';
 import * as verification from './verification.js';
 
 export type Auth = 'none' | 'buyer' | 'operator' | 'node';
@@ -69,6 +70,7 @@ export const ROUTES = {
   unstake: r({ method: 'POST', path: '/v1/nodes/:id/unstake', auth: 'buyer', summary: 'Unbond free stake; it returns to the wallet after the unbonding delay', body: market.StakeRequest, response: market.StakeResponse }),
   marketPrices: r({ method: 'GET', path: '/v1/market/prices', auth: 'buyer', summary: 'Index price per GPU class with its recent change, utilization, supply and demand', response: market.MarketPricesResponse }),
   priceHistory: r({ method: 'GET', path: '/v1/market/history', auth: 'buyer', summary: 'Index prices per epoch, oldest first', query: market.PriceHistoryQuery, response: market.PriceHistoryResponse }),
+  providerStatus: r({ method: 'GET', path: '/v1/provider/status', auth: 'buyer', summary: 'Your provider side: your nodes (status, proof, GPUs, stake, pay), your asks, and your earnings paid and held (operators: any account with accountId)', query: provider.ProviderStatusQuery, response: provider.ProviderStatusResponse }),
   myAsks: r({ method: 'GET', path: '/v1/market/asks', auth: 'buyer', summary: 'Your asks (least you earn per GPU-hour) per class', response: market.AsksResponse }),
   setAsk: r({ method: 'POST', path: '/v1/market/asks', auth: 'buyer', summary: 'Set or remove your ask for a class; applies to all your nodes of that class', body: market.SetAskRequest, response: market.AsksResponse }),
   jobBill: r({ method: 'GET', path: '/v1/jobs/:id/bill', auth: 'buyer', summary: "The job's bill, line by line from the ledger postings", response: market.BillResponse }),

@@ -125,6 +125,11 @@ export class GpuxMoneyRoutes {
     return callRoute(this.cfg, 'myAsks', sig(opts));
   }
 
+  /** Your provider side in one answer: your nodes (status, proof, GPUs, stake, pay), your asks, your earnings paid and held (operators: any account's). */
+  providerStatus(query: { accountId?: string } = {}, opts: MoneyRequestOptions = {}): Promise<RouteResponse<'providerStatus'>> {
+    return callRoute(this.cfg, 'providerStatus', { query: { accountId: query.accountId }, ...sig(opts) });
+  }
+
   /** Set your ask for a class in minor units per GPU-hour, or remove it with null. Returns all your asks. */
   async setAsk(marketClass: string, pricePerGpuHour: number | null, opts: MoneyRequestOptions = {}): Promise<RouteResponse<'setAsk'>> {
     if (pricePerGpuHour !== null) minorUnits('pricePerGpuHour', pricePerGpuHour);

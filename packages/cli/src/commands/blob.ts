@@ -8,7 +8,7 @@ import { blobsOf } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { type Column, formatBytes, formatTable, formatTime, toJson } from '../output.js';
+import { type Column, formatBytes, formatTable, formatTime, outputOption, toJson, writeData } from '../output.js';
 
 interface Flags {
   json?: boolean;
@@ -57,7 +57,7 @@ export function registerBlob(program: Command, io: Io): void {
     io.out.write(flags.json ? toJson({ ...got, file: resolve(flags.output) }) : `${formatBytes(got.size)} written to ${flags.output}\n`);
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       blob
         .command('ls')
@@ -67,7 +67,7 @@ export function registerBlob(program: Command, io: Io): void {
     ),
   ).action(async (flags: Flags & { limit: number; cursor?: string }) => {
     const res = await blobsOf(clientFor(io, flags, 'buyer')).list({ limit: flags.limit, ...(flags.cursor ? { cursor: flags.cursor } : {}) });
-    if (flags.json) return void io.out.write(toJson(res));
+    if (writeData(io, flags, res)) return;
     const u = res.usage;
     io.out.write(formatBlobs(res.blobs));
     io.out.write(`used ${formatBytes(u.blobBytes + u.reservedBytes)} of ${formatBytes(u.quotaBytes)} (${u.openUploads} open uploads reserve ${formatBytes(u.reservedBytes)})\n`);

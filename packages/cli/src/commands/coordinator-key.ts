@@ -5,7 +5,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { type Io, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { toJson } from '../output.js';
+import { outputOption, toJson, writeData } from '../output.js';
 
 interface KeyFlags {
   dataDir?: string;
@@ -39,13 +39,13 @@ const when = (ms: number) => new Date(ms).toISOString();
 export function registerCoordinatorKey(coordinator: Command, io: Io): void {
   const key = coordinator.command('key').description("the coordinator's signing key (agents pin it; back the file up with the database)");
 
-  jsonOption(fileOptions(key.command('show').description('print the key chain and the fingerprint agents pin'))).action(async (flags: KeyFlags) => {
+  outputOption(fileOptions(key.command('show').description('print the key chain and the fingerprint agents pin'))).action(async (flags: KeyFlags) => {
     const { readKeyFile, keyChainView } = await import('@gpux/coordinator');
     const path = await keyFileOf(io, flags);
     const file = readKeyFile(path);
     if (!file) throw usageError(`no coordinator key file at ${path}: the coordinator makes it on first start (or pass --key-file / --data-dir)`);
     const view = keyChainView(file, Date.now());
-    if (flags.json) return void io.out.write(toJson({ keyFile: path, ...view }));
+    if (writeData(io, flags, { keyFile: path, ...view })) return;
     io.out.write(`key file ${path}\nsigning key ${view.signingKey}\n`);
     for (const k of view.keys) {
       const by = k.endorsement ? `endorsed by ${k.endorsement.by.slice(0, 16)}…` : 'first key';

@@ -1,8 +1,8 @@
 /** `gpux job explain ID`: why a pending job waits — per-filter rejections, queue position, what to change. */
 import type { ExplainJobResponse } from '@gpux/protocol';
 import type { Command } from 'commander';
-import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
-import { formatKeyValues, formatTable, toJson } from '../output.js';
+import { clientFor, connectionOptions, type Io } from '../context.js';
+import { formatKeyValues, formatTable, outputOption, render } from '../output.js';
 
 export function formatExplain(e: ExplainJobResponse): string {
   let out = formatKeyValues([
@@ -27,10 +27,10 @@ export function formatExplain(e: ExplainJobResponse): string {
 }
 
 export function registerExplain(job: Command, io: Io): void {
-  jsonOption(connectionOptions(job.command('explain').description('why a pending job waits, and what to change').argument('<id>', 'job id'))).action(
+  outputOption(connectionOptions(job.command('explain').description('why a pending job waits, and what to change').argument('<id>', 'job id'))).action(
     async (id: string, flags: { json?: boolean; coordinator?: string; token?: string }) => {
       const res = await clientFor(io, flags, 'buyer').explainJob(id);
-      io.out.write(flags.json ? toJson(res) : formatExplain(res));
+      render(io, flags, res, () => formatExplain(res));
     },
   );
 }

@@ -1,13 +1,14 @@
 /** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
 import { randomUUID } from 'node:crypto';
-import type { JobSpec, JobView } from '@gpux/protocol';
+import type { JobSpec, JobState, JobView, SubmitJobResponse } from '@gpux/protocol';
 import { blobsOf, dropPendingSubmission, EncryptedLogReader, GpuxApiError, type GpuxClient, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { summarizeJob, writeLogEntry } from '../job-format.js';
 import { formatBytes, formatDuration, toJson } from '../output.js';
 import { gpuxHome } from '../profile.js';
-import { type LocalInput, loadSpecWithFiles } from '../spec-file.js';
+import { EXIT_INTERRUPTED, type InterruptDeps, InterruptWatch, processInterruptDeps } from '../signals.js';
+import { type LoadedSpec, type LocalInput, loadSpecWithFiles } from '../spec-file.js';
 import { encryptedSubmission, keepDataKey, serveWhileWaiting } from './keys.js';
 
 interface SubmitFlags {
@@ -20,31 +21,87 @@ interface SubmitFlags {
   token?: string;
 }
 
+/** What a watch knows of the job when it is interrupted: its last state seen. */
+export interface WatchState {
+  state: JobState;
+}
+
 /**
  * Wait for a job to finish. With `follow`, its logs stream to stdout/stderr; otherwise a TTY gets a live
- * progress line (state, elapsed, attempt) and a pipe gets one line per state change (unless quiet).
+ * progress line (state, elapsed, attempt) and a pipe gets one line per state change (unless quiet). `signal`
+ * stops the watch (Ctrl-C: it rejects); `seen` keeps the last state seen, to say what was left running.
  */
-export async function watchJob(io: Io, client: GpuxClient, jobId: string, opts: { follow?: boolean; quiet?: boolean; pollMs?: number } = {}): Promise<JobView> {
+export async function watchJob(
+  io: Io,
+  client: GpuxClient,
+  jobId: string,
+  opts: { follow?: boolean; quiet?: boolean; pollMs?: number; signal?: AbortSignal; seen?: WatchState } = {},
+): Promise<JobView> {
+  const signal = opts.signal ? { signal: opts.signal } : {};
   if (opts.follow) {
+    const first = (await client.getJob(jobId, { eventsLimit: 1, ...signal })).job;
+    if (opts.seen) opts.seen.state = first.state;
     // An encrypted job's entries are decrypted with your key (issue 13).
-    const reader = (await client.getJob(jobId, { eventsLimit: 1 })).job.spec.encryption ? new EncryptedLogReader(client, jobId, await loadBuyerKeys(gpuxHome(io.env))) : null;
-    for await (const entry of client.followLogs(jobId)) writeLogEntry(io, reader ? await reader.decrypt(entry) : entry);
-    return (await client.getJob(jobId)).job;
+    const reader = first.spec.encryption ? new EncryptedLogReader(client, jobId, await loadBuyerKeys(gpuxHome(io.env))) : null;
+    for await (const entry of client.followLogs(jobId, signal)) {
+      // The job's own output means an attempt runs (an entry of the node or the coordinator may come before).
+      if (opts.seen && entry.stream !== 'system') opts.seen.state = 'running';
+      writeLogEntry(io, reader ? await reader.decrypt(entry) : entry);
+    }
+    return (await client.getJob(jobId, signal)).job;
   }
   const started = Date.now();
   const tty = io.err.isTTY === true && !opts.quiet;
   let last = '';
-  const job = await client.waitForJob(jobId, {
-    pollMs: opts.pollMs ?? 1000,
-    onUpdate: (j) => {
-      const line = `job ${j.id}: ${j.state}  ${formatDuration(Date.now() - started)}  attempt ${Math.max(1, j.attemptCount)}`;
-      if (tty) io.err.write(`\r\x1b[2K${line}`);
-      else if (!opts.quiet && j.state !== last) io.err.write(`${line}\n`);
-      last = j.state;
-    },
-  });
-  if (tty) io.err.write('\r\x1b[2K');
+  const clearLine = () => {
+    if (tty && last) io.err.write('\r\x1b[2K');
+  };
+  const job = await client
+    .waitForJob(jobId, {
+      pollMs: opts.pollMs ?? 1000,
+      ...signal,
+      onUpdate: (j) => {
+        if (opts.seen) opts.seen.state = j.state;
+        const line = `job ${j.id}: ${j.state}  ${formatDuration(Date.now() - started)}  attempt ${Math.max(1, j.attemptCount)}`;
+        if (tty) io.err.write(`\r\x1b[2K${line}`);
+        else if (!opts.quiet && j.state !== last) io.err.write(`${line}\n`);
+        last = j.state;
+      },
+    })
+    .finally(clearLine);
   return job;
+}
+
+/** The lines a watch stopped by Ctrl-C prints: the job goes on (and bills), and the exact command that cancels it. */
+export function stillRunningMessage(jobId: string, state: JobState): string {
+  const what = state === 'queued' ? 'is still queued: it will run (and bill) once a node takes it' : `is still ${state === 'assigned' ? 'starting' : 'running'} and billing`;
+  return `interrupted: job ${jobId} ${what}; only this command stopped\n  cancel it:    gpux job cancel ${jobId}\n  follow it:    gpux job logs ${jobId} -f\n`;
+}
+
+/**
+ * Runs a watch of `jobId` that Ctrl-C interrupts: the first Ctrl-C stops the watch, prints what is left running
+ * and the cancel command and returns null (exit code 130); a second one exits at once. A finished job is returned.
+ */
+export async function watchUntilInterrupted(
+  io: Io,
+  jobId: string,
+  initial: JobState,
+  watch: (signal: AbortSignal, seen: WatchState) => Promise<JobView>,
+  deps: InterruptDeps = processInterruptDeps,
+): Promise<JobView | null> {
+  const seen: WatchState = { state: initial };
+  const interrupts = new InterruptWatch(deps);
+  interrupts.onAgain = () => io.err.write(`\nleaving; job ${jobId} is not cancelled: gpux job cancel ${jobId}\n`);
+  try {
+    return await watch(interrupts.signal, seen);
+  } catch (err) {
+    if (!interrupts.interrupted) throw err;
+    io.err.write(`\n${stillRunningMessage(jobId, seen.state)}`);
+    io.exitCode = EXIT_INTERRUPTED;
+    return null;
+  } finally {
+    interrupts.dispose();
+  }
 }
 
 /**
@@ -70,6 +127,31 @@ async function forgetOrKeep(io: Io, err: unknown, idempotencyKey: string): Promi
   io.err.write(`the job's data key is kept under idempotency key ${idempotencyKey}: retry with --idempotency-key ${idempotencyKey} to submit the same encrypted job\n`);
 }
 
+/**
+ * Submits a loaded spec: encrypted end to end when asked (the data key kept first), local `{path, file}` inputs
+ * uploaded as blobs. `serve()` starts serving the data key to the assigned nodes and returns its stop.
+ */
+export async function submitLoaded(
+  io: Io,
+  client: GpuxClient,
+  loaded: LoadedSpec,
+  opts: { encrypt?: boolean; idempotencyKey?: string | undefined; quiet: boolean },
+): Promise<{ res: SubmitJobResponse; serve: () => () => Promise<void> | void }> {
+  const encrypt = opts.encrypt === true || loaded.encrypted === true;
+  // An encrypted job's data key is kept under the idempotency key before the submit (issue 13), so it needs one now.
+  const idempotencyKey = opts.idempotencyKey ?? (encrypt ? randomUUID() : undefined);
+  if (encrypt && !opts.idempotencyKey && !opts.quiet) io.err.write(`idempotency key ${idempotencyKey} (if this submit is cut short, run it again with --idempotency-key ${idempotencyKey})\n`);
+  const e2e = encrypt ? await encryptedSubmission(io, client, loaded, idempotencyKey as string, opts.quiet) : null;
+  const spec = e2e ? e2e.spec : loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, opts.quiet) : loaded.spec;
+  const res = await client.submitJob(spec, idempotencyKey ? { idempotencyKey } : {}).catch(async (err: unknown) => {
+    if (e2e) await forgetOrKeep(io, err, idempotencyKey as string);
+    throw err;
+  });
+  // Kept under the job's id before anything else: without it nobody can release the job's key.
+  if (e2e) await keepDataKey(io, idempotencyKey as string, res.job.id);
+  return { res, serve: () => (e2e ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : () => {}) };
+}
+
 export function registerSubmit(job: Command, io: Io): void {
   const cmd = job
     .command('submit')
@@ -82,26 +164,18 @@ export function registerSubmit(job: Command, io: Io): void {
   jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
     const loaded = await loadSpecWithFiles(file);
     const client = clientFor(io, flags, 'buyer');
-    const encrypt = flags.encrypt === true || loaded.encrypted === true;
-    // An encrypted job's data key is kept under the idempotency key before the submit (issue 13), so it needs one now.
-    const idempotencyKey = flags.idempotencyKey ?? (encrypt ? randomUUID() : undefined);
-    if (encrypt && !flags.idempotencyKey && !flags.json) io.err.write(`idempotency key ${idempotencyKey} (if this submit is cut short, run it again with --idempotency-key ${idempotencyKey})\n`);
-    const e2e = encrypt ? await encryptedSubmission(io, client, loaded, idempotencyKey as string, flags.json === true) : null;
-    const spec = e2e ? e2e.spec : loaded.localInputs.length ? await uploadLocalInputs(io, client, loaded.spec, loaded.localInputs, flags.json === true) : loaded.spec;
-    const res = await client.submitJob(spec, idempotencyKey ? { idempotencyKey } : {}).catch(async (err: unknown) => {
-      if (e2e) await forgetOrKeep(io, err, idempotencyKey as string);
-      throw err;
-    });
-    // Kept under the job's id before anything else: without it nobody can release the job's key.
-    if (e2e) await keepDataKey(io, idempotencyKey as string, res.job.id);
+    const { res, serve } = await submitLoaded(io, client, loaded, { encrypt: flags.encrypt === true, idempotencyKey: flags.idempotencyKey, quiet: flags.json === true });
     if (!flags.wait && !flags.follow) {
       if (flags.json) io.out.write(toJson(res));
       else io.out.write(res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}\n` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}\n`);
       return;
     }
     if (!flags.json) io.err.write(res.created ? `submitted job ${res.job.id} (${res.job.name})\n` : `job ${res.job.id} was already submitted with this idempotency key\n`);
-    const stopServing = e2e ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : null;
-    const final = await watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true }).finally(() => stopServing?.());
+    const stopServing = serve();
+    const final = await watchUntilInterrupted(io, res.job.id, res.job.state, (signal, seen) =>
+      watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true, signal, seen }),
+    ).finally(stopServing);
+    if (!final) return;
     if (flags.json) io.out.write(toJson({ job: final, created: res.created }));
     else io.out.write(`${summarizeJob(final)}\n`);
     if (final.state !== 'succeeded') io.exitCode = 1;

@@ -10,7 +10,7 @@ import type { OutputFile } from '@gpux/protocol';
 import { verifyJobResult } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
-import { CliError } from '../errors.js';
+import { CliError, usageError } from '../errors.js';
 import { safeTarget } from '../job-outputs.js';
 import { escapeControl, formatTable, toJson } from '../output.js';
 
@@ -20,7 +20,7 @@ export function readOutputFiles(outDir: string, outputs: readonly OutputFile[]):
   try {
     root = realpathSync(resolve(outDir));
   } catch {
-    throw new CliError(`--out ${escapeControl(outDir)} is not a directory: pass the directory \`gpux job result ID --out DIR\` wrote`);
+    throw usageError(`--out ${escapeControl(outDir)} is not a directory: pass the directory \`gpux job result ID --out DIR\` wrote`);
   }
   const files = new Map<string, Uint8Array>();
   for (const f of outputs) {
@@ -41,6 +41,7 @@ export function registerVerify(job: Command, io: Io): void {
         .option('--out <dir>', 'hash the output files in this directory (written by `gpux job result --out`) instead of the inline contents'),
     ),
   ).action(async (id: string, flags: { json?: boolean; coordinator?: string; token?: string; out?: string }) => {
+    if (flags.out) readOutputFiles(flags.out, []); // a missing --out dir is a usage error before any request
     const res = await clientFor(io, flags, 'buyer').jobResult(id);
     const files = flags.out ? readOutputFiles(flags.out, res.outputs) : new Map<string, Uint8Array>();
     const report = verifyJobResult(res, files);

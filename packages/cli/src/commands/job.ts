@@ -1,15 +1,15 @@
 /** `gpux job …`: submit, list, get, logs, result, verify, dispute, cancel, bill. */
-import { ASSET_SYMBOL, type BillResponse } from '@gpux/protocol';
+import { ASSET_SYMBOL, type BillResponse, JOB_STATES } from '@gpux/protocol';
 import { blobsOf, downloadEncryptedOutputs, EncryptedLogReader, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
-import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { choiceListArg, clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatJobDetail, jobColumns, writeLogEntry } from '../job-format.js';
 import { verifyOutputDigest, writeBlobOutputs, writeOutputs } from '../job-outputs.js';
-import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { escapeControl, formatBytes, formatKeyValues, formatTable, formatTime, outputOption, render, toJson } from '../output.js';
 import { registerDispute } from './job-dispute.js';
 import { registerExplain } from './job-explain.js';
-import { registerSubmit } from './job-submit.js';
+import { registerSubmit, watchUntilInterrupted } from './job-submit.js';
 import { registerJobKeys } from './keys.js';
 import { gpuxHome } from '../profile.js';
 import { registerVerify } from './job-verify.js';
@@ -26,24 +26,23 @@ export function registerJob(program: Command, io: Io): void {
   registerSubmit(job, io);
   registerJobKeys(job, io);
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       job
         .command('list')
         .description('list jobs, newest first')
-        .option('--state <state>', 'only jobs in this state (or a comma-separated list): queued, assigned, running, succeeded, failed, cancelled')
+        .option('--state <state>', 'only jobs in this state (or a comma-separated list): queued, assigned, running, succeeded, failed, cancelled', choiceListArg('--state', JOB_STATES))
         .option('--limit <n>', 'at most this many jobs (1-500)', intArg('--limit', 1, 500), 50)
         .option('--cursor <cursor>', 'continue from an earlier page'),
     ),
   ).action(async (flags: Flags & { state?: string; limit: number; cursor?: string }) => {
     const res = await clientFor(io, flags, 'buyer').listJobs({ state: flags.state, limit: flags.limit, cursor: flags.cursor });
-    if (flags.json) return void io.out.write(toJson(res));
-    if (res.jobs.length === 0) return void io.out.write('no jobs\n');
-    io.out.write(formatTable(res.jobs, jobColumns(Date.now())));
-    if (res.nextCursor) io.out.write(`more: gpux job list --cursor ${res.nextCursor}\n`);
+    render(io, flags, res, (wide) =>
+      res.jobs.length === 0 ? 'no jobs\n' : formatTable(res.jobs, jobColumns(Date.now(), wide)) + (res.nextCursor ? `more: gpux job list --cursor ${res.nextCursor}\n` : ''),
+    );
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       job
         .command('get')
@@ -54,7 +53,7 @@ export function registerJob(program: Command, io: Io): void {
     ),
   ).action(async (id: string, flags: Flags & { eventsBefore?: number; eventsLimit?: number }) => {
     const res = await clientFor(io, flags, 'buyer').getJob(id, { eventsBefore: flags.eventsBefore, eventsLimit: flags.eventsLimit });
-    io.out.write(flags.json ? toJson(res) : formatJobDetail(res));
+    render(io, flags, res, () => formatJobDetail(res));
   });
 
   jsonOption(
@@ -68,20 +67,33 @@ export function registerJob(program: Command, io: Io): void {
   ).action(async (id: string, flags: Flags & { follow?: boolean }) => {
     const client = clientFor(io, flags, 'buyer');
     const write = flags.json ? (e: object) => io.out.write(`${JSON.stringify(e)}\n`) : (e: Parameters<typeof writeLogEntry>[1]) => writeLogEntry(io, e);
+    const { job: current } = await client.getJob(id, { eventsLimit: 1 });
     // An encrypted job's entries are decrypted with your key (issue 13); one that does not authenticate is flagged.
-    const reader = (await client.getJob(id, { eventsLimit: 1 })).job.spec.encryption ? new EncryptedLogReader(client, id, await loadBuyerKeys(gpuxHome(io.env))) : null;
+    const reader = current.spec.encryption ? new EncryptedLogReader(client, id, await loadBuyerKeys(gpuxHome(io.env))) : null;
     const emit = async (e: Parameters<typeof writeLogEntry>[1]) => write(reader ? await reader.decrypt(e) : e);
+    const notStarted = current.state === 'queued' || current.state === 'assigned';
     if (flags.follow) {
-      for await (const entry of client.followLogs(id)) await emit(entry);
+      if (notStarted && !flags.json) io.err.write(`job ${id} is ${current.state}; it has not started yet: waiting for its logs (Ctrl-C stops waiting, not the job)\n`);
+      await watchUntilInterrupted(io, id, current.state, async (signal, seen) => {
+        for await (const entry of client.followLogs(id, { signal })) {
+          if (entry.stream !== 'system') seen.state = 'running';
+          await emit(entry);
+        }
+        return current;
+      });
       return;
     }
     let after = -1;
+    let printed = 0;
     for (;;) {
       const page = await client.jobLogs(id, { after, limit: 1000 });
       for (const entry of page.entries) await emit(entry);
-      if (page.entries.length === 0 || page.done) return;
+      printed += page.entries.length;
+      if (page.entries.length === 0 || page.done) break;
       after = page.next;
     }
+    // Nothing printed from a job that has not run is not an empty log: say why (on stderr, stdout stays the job's).
+    if (printed === 0 && notStarted && !flags.json) io.err.write(`job ${id} is ${current.state}; it has not started yet — follow with -f: gpux job logs ${id} -f\n`);
   });
 
   jsonOption(
@@ -141,10 +153,10 @@ export function registerJob(program: Command, io: Io): void {
   registerVerify(job, io);
   registerDispute(job, io);
 
-  jsonOption(connectionOptions(job.command('bill').description('what the job cost: held, charged, fee, refunded, line by line').argument('<id>', 'job id'))).action(
+  outputOption(connectionOptions(job.command('bill').description('what the job cost: held, charged, fee, refunded, line by line').argument('<id>', 'job id'))).action(
     async (id: string, flags: Flags) => {
       const res = await clientFor(io, flags, 'buyer').jobBill(id);
-      io.out.write(flags.json ? toJson(res) : formatBill(res));
+      render(io, flags, res, () => formatBill(res));
     },
   );
 

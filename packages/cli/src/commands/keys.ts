@@ -27,9 +27,9 @@ import {
 } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { x25519Fingerprint } from '@gpux/protocol/e2e';
-import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
-import { CliError } from '../errors.js';
-import { formatBytes, formatKeyValues, toJson } from '../output.js';
+import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
+import { CliError, usageError } from '../errors.js';
+import { formatBytes, formatKeyValues, type OutputFlags, outputOption, render, toJson } from '../output.js';
 import { gpuxHome } from '../profile.js';
 import type { LoadedSpec, LocalInput } from '../spec-file.js';
 
@@ -48,10 +48,10 @@ export function registerKeys(program: Command, io: Io): void {
       io.out.write(flags.json ? toJson(shown) : formatKeyValues([['public key', shown.publicKey], ['fingerprint', shown.fingerprint], ['file', `${shown.file} (keep it: back it up)`]]));
     },
   );
-  jsonOption(keys.command('show').description('your public encryption key and its fingerprint')).action(async (flags: { json?: boolean }) => {
+  outputOption(keys.command('show').description('your public encryption key and its fingerprint')).action(async (flags: OutputFlags) => {
     const k = await loadBuyerKeys(gpuxHome(io.env));
     const shown = { publicKey: k.publicKey, fingerprint: x25519Fingerprint(k.publicKey) };
-    io.out.write(flags.json ? toJson(shown) : formatKeyValues([['public key', shown.publicKey], ['fingerprint', shown.fingerprint]]));
+    render(io, flags, shown, () => formatKeyValues([['public key', shown.publicKey], ['fingerprint', shown.fingerprint]]));
   });
 }
 
@@ -71,10 +71,10 @@ export function registerJobKeys(job: Command, io: Io): void {
     if (!flags.json && r.released.length + r.refused.length === 0) io.err.write(r.ended ? `job ${id} is over: no key requests\n` : `no attempt of job ${id} waits for a key now\n`);
     if (r.refused.length > 0) io.exitCode = 1;
   });
-  connectionOptions(keys.command('serve').description('answer key requests until the job and its audits end').argument('<id>', 'job id').option('--interval-ms <ms>', 'how often to look', '2000')).action(
-    async (id: string, flags: Flags & { intervalMs?: string }) => {
+  connectionOptions(keys.command('serve').description('answer key requests until the job and its audits end').argument('<id>', 'job id').option('--interval-ms <ms>', 'how often to look (200-3600000)', intArg('--interval-ms', 200, 3_600_000), 2000)).action(
+    async (id: string, flags: Flags & { intervalMs: number }) => {
       const client = clientFor(io, flags, 'buyer');
-      await serveKeys(client, id, await loadJobDataKey(gpuxHome(io.env), id), { intervalMs: Math.max(200, Number(flags.intervalMs) || 2000), onPass: (r) => writeRelease(io, r, false) });
+      await serveKeys(client, id, await loadJobDataKey(gpuxHome(io.env), id), { intervalMs: flags.intervalMs, onPass: (r) => writeRelease(io, r, false) });
       io.err.write(`job ${id} is over: no more key requests\n`);
     },
   );
@@ -88,7 +88,7 @@ export async function encryptSpec(io: Io, client: GpuxClient, spec: JobSpec, loc
   const buyer = await loadBuyerKeys(gpuxHome(io.env));
   const localIdx = new Set(local.map((l) => l.index));
   const plain = spec.inputs.map((f, i) => ({ f, i })).find(({ f, i }) => !localIdx.has(i) || !isBlobInput(f));
-  if (plain) throw new CliError(`an encrypted job's inputs must be local files ({path, file}), which gpux encrypts before upload; ${plain.f.path} is not`);
+  if (plain) throw usageError(`an encrypted job's inputs must be local files ({path, file}), which gpux encrypts before upload; ${plain.f.path} is not`);
   const dataKey = newDataKey();
   const tmp = await mkdtemp(join(tmpdir(), 'gpux-encrypt-'));
   try {

@@ -1,8 +1,8 @@
 /** `gpux market …`: index prices per GPU class with their change, utilization, supply and demand; price history. */
-import { formatAmount, type MarketPricesResponse, type PricePoint } from '@gpux/protocol';
+import { type ClassPrice, formatAmount, type MarketPricesResponse, type PricePoint } from '@gpux/protocol';
 import type { Command } from 'commander';
-import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
-import { formatDuration, formatTable, formatTime, toJson } from '../output.js';
+import { clientFor, connectionOptions, type Io, intArg } from '../context.js';
+import { formatDuration, formatTable, formatTime, outputOption, render } from '../output.js';
 import { formatBps, money } from '../money-format.js';
 
 interface Flags {
@@ -13,7 +13,7 @@ interface Flags {
 
 export const NO_MARKET = 'this coordinator runs without a market: jobs are free\n';
 
-export function formatPrices(p: MarketPricesResponse): string {
+export function formatPrices(p: MarketPricesResponse, wide = false): string {
   if (!p.market) return NO_MARKET;
   let out = `fee ${formatBps(p.feeBps)} of each charge, target utilization ${formatBps(p.targetUtilizationBps)}, prices move at most ${formatBps(p.maxStepBps)} per ${formatDuration(p.epochMs)} epoch\n`;
   if (p.classes.length === 0) return `${out}no prices yet: no class has been priced (no nodes, or the first epoch has not run)\n`;
@@ -26,6 +26,13 @@ export function formatPrices(p: MarketPricesResponse): string {
     { header: 'SUPPLY', value: (c) => c.supplyUnits, align: 'right' },
     { header: 'DEMAND', value: (c) => c.demandUnits, align: 'right' },
     { header: 'FLOOR', value: (c) => money(c.floor, c.asset), align: 'right' },
+    ...(wide
+      ? [
+          { header: 'PREVIOUS', value: (c: ClassPrice) => (c.previous === null ? null : money(c.previous, c.asset)), align: 'right' as const },
+          { header: 'EPOCH', value: (c: ClassPrice) => c.epoch, align: 'right' as const },
+          { header: 'PRICED AT', value: (c: ClassPrice) => formatTime(c.at) },
+        ]
+      : []),
   ]);
   if (p.classes.some((c) => c.class === 'cpu')) out += 'cpu is priced per job-hour\n';
   return out;
@@ -48,12 +55,12 @@ export function formatPriceHistory(points: readonly PricePoint[]): string {
 export function registerMarket(program: Command, io: Io): void {
   const market = program.command('market').description('GPU prices: the index per class, set each epoch by supply and demand');
 
-  jsonOption(connectionOptions(market.command('prices').description('index price per GPU class, its change, utilization, supply, demand and floor'))).action(async (flags: Flags) => {
+  outputOption(connectionOptions(market.command('prices').description('index price per GPU class, its change, utilization, supply, demand and floor'))).action(async (flags: Flags) => {
     const res = await clientFor(io, flags, 'buyer').marketPrices();
-    io.out.write(flags.json ? toJson(res) : formatPrices(res));
+    render(io, flags, res, (wide) => formatPrices(res, wide));
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       market
         .command('history')
@@ -63,6 +70,6 @@ export function registerMarket(program: Command, io: Io): void {
     ),
   ).action(async (flags: Flags & { class?: string; limit: number }) => {
     const res = await clientFor(io, flags, 'buyer').priceHistory({ class: flags.class, limit: flags.limit });
-    io.out.write(flags.json ? toJson(res) : formatPriceHistory(res.points));
+    render(io, flags, res, () => formatPriceHistory(res.points));
   });
 }

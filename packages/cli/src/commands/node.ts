@@ -6,7 +6,7 @@ import { type AskView, formatAmount, type NodeView, SetAskRequest, type StakeVie
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { clientFor, connectionOptions, type Io, insecureAccepted, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, toJson } from '../output.js';
+import { type Column, formatAge, formatDuration, formatKeyValues, formatTable, formatTime, outputOption, render, toJson, writeData } from '../output.js';
 import { readProfile } from '../profile.js';
 import { waitForShutdown } from '../signals.js';
 import { money, parseAmountArg } from '../money-format.js';
@@ -28,6 +28,7 @@ interface StartFlags {
   label: Record<string, string>;
   name?: string;
   logLevel?: string;
+  logFormat?: string;
   allowNetwork?: boolean;
   imageAllow?: string;
   imageDeny?: string;
@@ -96,8 +97,9 @@ const TIER_MEANING: Record<NonNullable<NodeView['tier']>, string> = {
   attested: 'attested (hardware TEE evidence checked by the attestation verifier)',
 };
 
-export function nodeColumns(now: number): Column<NodeView>[] {
-  return [
+/** `wide` (-o wide) adds the host's cores and memory, executors, agent version, labels and registration time. */
+export function nodeColumns(now: number, wide = false): Column<NodeView>[] {
+  const columns: Column<NodeView>[] = [
     { header: 'ID', value: (n) => n.id },
     { header: 'STATUS', value: (n) => n.status },
     { header: 'ADMIN', value: (n) => (n.adminState === 'draining' && n.drained ? 'drained' : n.adminState) },
@@ -111,6 +113,16 @@ export function nodeColumns(now: number): Column<NodeView>[] {
     { header: 'REGION', value: (n) => n.advertisement.region },
     { header: 'HOST', value: (n) => (n.simulated ? `${n.advertisement.hostname} (simulated)` : n.advertisement.hostname) },
     { header: 'HEARTBEAT', value: (n) => formatAge(n.lastHeartbeatAt, now) },
+  ];
+  if (!wide) return columns;
+  return [
+    ...columns,
+    { header: 'CPUS', value: (n) => n.advertisement.cpuCores, align: 'right' },
+    { header: 'MEMORY', value: (n) => `${Math.round(n.advertisement.memoryMb / 1024)} GiB`, align: 'right' },
+    { header: 'EXECUTORS', value: (n) => n.advertisement.executors.join(',') },
+    { header: 'AGENT', value: (n) => n.advertisement.agentVersion },
+    { header: 'LABELS', value: (n) => Object.entries(n.advertisement.labels).map(([k, v]) => `${k}=${v}`).join(',') },
+    { header: 'REGISTERED', value: (n) => formatTime(n.registeredAt) },
   ];
 }
 
@@ -175,7 +187,9 @@ export function registerNode(program: Command, io: Io): void {
     .option('--default-memory-gb <n>', 'memory limit of a job whose spec sets no memoryGb (default 4, never more than the host has)')
     .option('--max-scratch-bytes <n>', 'quota of a job\'s /gpux/scratch; past it the job is stopped (default 10 GiB)')
     .option('--log-level <level>', 'debug, info, warn or error (default info)')
+    .option('--log-format <format>', 'text (readable lines), json (one JSON object a line) or auto: text on a terminal, else json (default $GPUX_LOG_FORMAT, then auto)')
     .action(async (flags: StartFlags) => {
+      if (flags.logFormat !== undefined && !['text', 'json', 'auto'].includes(flags.logFormat)) throw usageError(`--log-format must be text, json or auto, got "${flags.logFormat}"`);
       const shutdown = waitForShutdown();
       const { checkEngine, coordinatorUrlsOf, loadAgentConfig, startAgent } = await import('@gpux/agent'); // lazy: keeps other commands fast
       const fallbackUrl = io.env.GPUX_COORDINATOR_URL ? undefined : io.env.GPUX_URL || readProfile(io.env).url;
@@ -191,6 +205,7 @@ export function registerNode(program: Command, io: Io): void {
         labels: Object.keys(flags.label).length ? flags.label : undefined,
         name: flags.name,
         logLevel: flags.logLevel,
+        logFormat: flags.logFormat,
         allowNetwork: flags.allowNetwork,
         imageAllow: flags.imageAllow,
         imageDeny: flags.imageDeny,
@@ -224,7 +239,7 @@ export function registerNode(program: Command, io: Io): void {
       await agent.stop({ graceful: true });
     });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       node
         .command('list')
@@ -236,15 +251,14 @@ export function registerNode(program: Command, io: Io): void {
   ).action(async (flags: Flags & { status?: string; limit: number; cursor?: string }) => {
     if (flags.status !== undefined && flags.status !== 'online' && flags.status !== 'offline') throw usageError(`--status must be online or offline, got "${flags.status}"`);
     const res = await clientFor(io, flags, 'operator').listNodes({ status: flags.status, limit: flags.limit, cursor: flags.cursor });
-    if (flags.json) return void io.out.write(toJson(res));
-    if (res.nodes.length === 0) return void io.out.write('no nodes\n');
-    io.out.write(formatTable(res.nodes, nodeColumns(Date.now())));
-    if (res.nextCursor) io.out.write(`more: gpux node list --cursor ${res.nextCursor}\n`);
+    render(io, flags, res, (wide) =>
+      res.nodes.length === 0 ? 'no nodes\n' : formatTable(res.nodes, nodeColumns(Date.now(), wide)) + (res.nextCursor ? `more: gpux node list --cursor ${res.nextCursor}\n` : ''),
+    );
   });
 
-  jsonOption(connectionOptions(node.command('get').description('one node').argument('<id>', 'node id'))).action(async (id: string, flags: Flags) => {
+  outputOption(connectionOptions(node.command('get').description('one node').argument('<id>', 'node id'))).action(async (id: string, flags: Flags) => {
     const res = await clientFor(io, flags, 'operator').getNode(id);
-    io.out.write(flags.json ? toJson(res) : formatNode(res.node));
+    render(io, flags, res, () => formatNode(res.node));
   });
 
   const admin = [
@@ -296,11 +310,12 @@ function registerNodeTier(node: Command, io: Io): void {
 /** Asks carry no asset; both assets have 6 decimals, so the number reads the same in either. */
 export function formatAsks(asks: readonly AskView[]): string {
   if (asks.length === 0) return 'no asks: set one with `gpux node price set CLASS PRICE`\n';
-  return formatTable(asks, [
+  const table = formatTable(asks, [
     { header: 'CLASS', value: (a) => a.class },
     { header: 'ASK/GPU-HOUR', value: (a) => formatAmount(a.pricePerGpuHour, 'usdc', { symbol: false }), align: 'right' },
     { header: 'UPDATED', value: (a) => formatTime(a.updatedAt) },
   ]);
+  return asks.some((a) => a.class === 'cpu') ? `${table}cpu is priced per job-hour\n` : table;
 }
 
 /** CLASS and PRICE of `node price set`: PRICE is a decimal, or "none" to remove the ask. Usage errors before any request. */
@@ -329,14 +344,14 @@ function registerNodePrice(node: Command, io: Io): void {
     io.out.write(
       ask.pricePerGpuHour === null
         ? `ask for ${ask.class} removed\n`
-        : `ask for ${ask.class}: ${formatAmount(ask.pricePerGpuHour, 'usdc', { symbol: false })} per GPU-hour after the fee, for all your ${ask.class} nodes\n`,
+        : `ask for ${ask.class}: ${formatAmount(ask.pricePerGpuHour, 'usdc', { symbol: false })} ${ask.class === 'cpu' ? 'per job-hour after the fee, for CPU-only jobs on your nodes' : `per GPU-hour after the fee, for all your ${ask.class} nodes`}\n`,
     );
     io.out.write(formatAsks(res.asks));
   });
 
-  jsonOption(connectionOptions(price.command('list').description('your asks per class'))).action(async (flags: Flags) => {
+  outputOption(connectionOptions(price.command('list').description('your asks per class'))).action(async (flags: Flags) => {
     const res = await clientFor(io, flags, 'buyer').myAsks();
-    io.out.write(flags.json ? toJson(res) : formatAsks(res.asks));
+    render(io, flags, res, () => formatAsks(res.asks));
   });
 }
 
@@ -371,11 +386,11 @@ export function formatUnbond(s: StakeView, amount: number, now: number): string 
 }
 
 function registerNodePenalties(node: Command, io: Io): void {
-  jsonOption(
+  outputOption(
     connectionOptions(node.command('penalties').description("a node's penalties with their evidence: slashes for equivocation (its provider or an operator)").argument('<node>', 'node id')),
   ).action(async (nodeId: string, flags: Flags) => {
     const res = await clientFor(io, flags, 'buyer').nodePenalties(nodeId);
-    if (flags.json) return void io.out.write(toJson(res));
+    if (writeData(io, flags, res)) return;
     io.out.write(formatKeyValues([['node', res.nodeId], ['banned', res.banned ? 'yes' : 'no'], ['public key', res.publicKey]]));
     if (res.penalties.length === 0) return void io.out.write('no penalties\n');
     io.out.write(
@@ -396,10 +411,10 @@ function registerNodePenalties(node: Command, io: Io): void {
 function registerNodeStake(node: Command, io: Io): void {
   const stake = node.command('stake').description("USDC bonded behind a node: it backs the node's jobs (provider token)");
 
-  jsonOption(connectionOptions(stake.command('show').description("a node's stake: bonded, locked, free, unbonding").argument('<node>', 'node id'))).action(
+  outputOption(connectionOptions(stake.command('show').description("a node's stake: bonded, locked, free, unbonding").argument('<node>', 'node id'))).action(
     async (nodeId: string, flags: Flags) => {
       const res = await clientFor(io, flags, 'buyer').nodeStake(nodeId);
-      io.out.write(flags.json ? toJson(res) : formatStake(res.stake, Date.now()));
+      render(io, flags, res, () => formatStake(res.stake, Date.now()));
     },
   );
 

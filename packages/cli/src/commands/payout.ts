@@ -3,7 +3,7 @@ import type { PayoutView } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { toJson } from '../output.js';
+import { outputOption, render, toJson } from '../output.js';
 import { money } from '../money-format.js';
 import { formatPayouts, parsePayoutState } from './wallet.js';
 
@@ -24,7 +24,7 @@ export function formatPayoutOutcome(p: PayoutView): string {
 export function registerPayout(program: Command, io: Io): void {
   const payout = program.command('payout').description("settle withdrawals by hand: the manual adapter's queue (operator token)");
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       payout
         .command('list')
@@ -34,7 +34,7 @@ export function registerPayout(program: Command, io: Io): void {
     ),
   ).action(async (flags: Flags & { state?: string; limit: number }) => {
     const res = await clientFor(io, flags, 'operator').listPayouts({ state: parsePayoutState(flags.state), limit: flags.limit });
-    io.out.write(flags.json ? toJson(res) : formatPayouts(res.payouts, { account: true }));
+    render(io, flags, res, (wide) => formatPayouts(res.payouts, { account: true, wide }));
   });
 
   jsonOption(

@@ -7,7 +7,7 @@ import type { EnrollmentView, TokenView } from '@gpux/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { type Column, formatTable, formatTime, toJson } from '../output.js';
+import { type Column, formatTable, formatTime, outputOption, render, toJson } from '../output.js';
 
 interface Flags {
   json?: boolean;
@@ -60,7 +60,7 @@ export function formatEnrollments(enrollments: readonly EnrollmentView[], now = 
 export function registerToken(program: Command, io: Io): void {
   const token = program.command('token').description('bearer tokens: list, create (operator), revoke');
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       token
         .command('list')
@@ -72,7 +72,7 @@ export function registerToken(program: Command, io: Io): void {
   ).action(async (flags: Flags & { all?: boolean; account?: string; limit: number }) => {
     const asOperator = Boolean(flags.all || flags.account);
     const res = await clientFor(io, flags, asOperator ? 'operator' : 'buyer').listTokens({ limit: flags.limit, ...(flags.account ? { accountId: flags.account } : {}) });
-    io.out.write(flags.json ? toJson(res) : formatTokens(res.tokens));
+    render(io, flags, res, () => formatTokens(res.tokens));
   });
 
   jsonOption(
@@ -133,7 +133,7 @@ export function registerToken(program: Command, io: Io): void {
     io.out.write(`start a node with: gpux node start --coordinator <url> --enrollment-token ${res.token}\n`);
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       enrollment
         .command('list')
@@ -145,7 +145,7 @@ export function registerToken(program: Command, io: Io): void {
   ).action(async (flags: Flags & { all?: boolean; account?: string; limit: number }) => {
     const asOperator = Boolean(flags.all || flags.account);
     const res = await clientFor(io, flags, asOperator ? 'operator' : 'buyer').listEnrollments({ limit: flags.limit, ...(flags.account ? { accountId: flags.account } : {}) });
-    io.out.write(flags.json ? toJson(res) : formatEnrollments(res.enrollments));
+    render(io, flags, res, () => formatEnrollments(res.enrollments));
   });
 
   jsonOption(

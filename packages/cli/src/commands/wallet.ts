@@ -6,7 +6,7 @@ import { ASSET_SYMBOL, type PayoutView, type TransferView, type WalletEntry, typ
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, intArg, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
-import { formatTable, formatTime, toJson } from '../output.js';
+import { formatTable, formatTime, outputOption, render, toJson } from '../output.js';
 import { ASSET_OPTION_HELP, money, parseAmountArg, parseAssetOption, signedMoney } from '../money-format.js';
 
 interface Flags {
@@ -44,7 +44,7 @@ export function formatHeld(w: WalletResponse): string {
     .join('');
 }
 
-export function formatWalletHistory(entries: readonly WalletEntry[]): string {
+export function formatWalletHistory(entries: readonly WalletEntry[], wide = false): string {
   if (entries.length === 0) return 'no wallet entries\n';
   return formatTable(entries, [
     { header: 'TIME', value: (e) => formatTime(e.at) },
@@ -54,6 +54,7 @@ export function formatWalletHistory(entries: readonly WalletEntry[]): string {
     { header: 'ASSET', value: (e) => ASSET_SYMBOL[e.asset] },
     { header: 'JOB', value: (e) => e.jobId },
     { header: 'MEMO', value: (e) => e.memo },
+    ...(wide ? [{ header: 'NODE', value: (e: WalletEntry) => e.nodeId }, { header: 'TRANSFER', value: (e: WalletEntry) => e.transferId }] : []),
   ]);
 }
 
@@ -66,7 +67,7 @@ export function formatDeposit(t: TransferView): string {
   return `${verb} ${money(credit.amount, credit.asset)} to account ${credit.account.slice('wallet:'.length)}; balance now ${money(credit.balanceAfter, credit.asset)} (transfer ${t.id}${ref})\n`;
 }
 
-export function formatPayouts(payouts: readonly PayoutView[], opts: { account?: boolean } = {}): string {
+export function formatPayouts(payouts: readonly PayoutView[], opts: { account?: boolean; wide?: boolean } = {}): string {
   if (payouts.length === 0) return 'no payouts\n';
   return formatTable(payouts, [
     { header: 'ID', value: (p) => p.id },
@@ -77,6 +78,7 @@ export function formatPayouts(payouts: readonly PayoutView[], opts: { account?: 
     { header: 'ADAPTER', value: (p) => p.adapter },
     { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
     { header: 'REFERENCE / REASON', value: (p) => p.reference ?? p.reason },
+    ...(opts.wide ? [{ header: 'UPDATED', value: (p: PayoutView) => formatTime(p.updatedAt) }] : []),
   ]);
 }
 
@@ -95,9 +97,9 @@ export function formatWithdrawal(p: PayoutView): string {
 export function registerWallet(program: Command, io: Io): void {
   const wallet = program.command('wallet').description('your balances, deposits, withdrawals and statement (buyer or provider token)');
 
-  jsonOption(connectionOptions(wallet.command('balance').description('balances per asset: available, in escrow, pending payout'))).action(async (flags: Flags) => {
+  outputOption(connectionOptions(wallet.command('balance').description('balances per asset: available, in escrow, pending payout'))).action(async (flags: Flags) => {
     const res = await clientFor(io, flags, 'buyer').wallet();
-    io.out.write(flags.json ? toJson(res) : formatBalances(res));
+    render(io, flags, res, () => formatBalances(res));
   });
 
   jsonOption(
@@ -141,7 +143,7 @@ export function registerWallet(program: Command, io: Io): void {
     io.out.write(flags.json ? toJson(res) : formatWithdrawal(res.payout));
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       wallet
         .command('history')
@@ -153,12 +155,10 @@ export function registerWallet(program: Command, io: Io): void {
   ).action(async (flags: Flags & { asset?: string; limit: number; cursor?: string }) => {
     const asset = flags.asset === undefined ? undefined : parseAssetOption(flags.asset);
     const res = await clientFor(io, flags, 'buyer').walletHistory({ asset, limit: flags.limit, cursor: flags.cursor });
-    if (flags.json) return void io.out.write(toJson(res));
-    io.out.write(formatWalletHistory(res.entries));
-    if (res.nextCursor) io.out.write(`more: gpux wallet history --cursor ${res.nextCursor}${asset ? ` --asset ${asset}` : ''}\n`);
+    render(io, flags, res, (wide) => formatWalletHistory(res.entries, wide) + (res.nextCursor ? `more: gpux wallet history --cursor ${res.nextCursor}${asset ? ` --asset ${asset}` : ''}\n` : ''));
   });
 
-  jsonOption(
+  outputOption(
     connectionOptions(
       wallet
         .command('payouts')
@@ -168,7 +168,7 @@ export function registerWallet(program: Command, io: Io): void {
     ),
   ).action(async (flags: Flags & { state?: string; limit: number }) => {
     const res = await clientFor(io, flags, 'buyer').myPayouts({ state: parsePayoutState(flags.state), limit: flags.limit });
-    io.out.write(flags.json ? toJson(res) : formatPayouts(res.payouts));
+    render(io, flags, res, (wide) => formatPayouts(res.payouts, { wide }));
   });
 }
 

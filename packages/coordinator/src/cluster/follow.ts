@@ -6,18 +6,21 @@
  */
 import { CapacityIndex } from '@gpux/core';
 import { loadBook, rebuildIndex, reservationOf } from '../loops/capacity.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs, } from '../runtime.js';
 import { applyNodeAsks } from '../services/market.js';
 import type { ClusterMessage } from './messages.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type FollowDeps = Needs<'book' | 'bus' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'offlineNodes' | 'scheduling' | 'store' | 'work'>;
+
 /** Re-read the node into this replica's index, and tell the other replicas to do the same. */
-export async function nodeChanged(rt: Runtime, nodeId: string): Promise<void> {
+export async function nodeChanged(rt: FollowDeps, nodeId: string): Promise<void> {
   await applyNode(rt, nodeId);
   rt.bus.publish({ t: 'node', node: nodeId });
 }
 
 /** The node's record, stake and asks, as the store has them now, into the index. */
-export async function applyNode(rt: Runtime, nodeId: string): Promise<void> {
+export async function applyNode(rt: FollowDeps, nodeId: string): Promise<void> {
   const node = await rt.store.getNode(nodeId);
   if (!node) return;
   rt.index.upsertNode(node);
@@ -36,7 +39,7 @@ export async function applyNode(rt: Runtime, nodeId: string): Promise<void> {
  * Off the leader: the node's reservations as the store has them (the leader placed them; this replica's views of
  * the node's room follow). Never on the leader, whose placements are reserved before they commit.
  */
-export async function syncReservations(rt: Runtime, nodeId: string): Promise<void> {
+export async function syncReservations(rt: FollowDeps, nodeId: string): Promise<void> {
   const active = await rt.store.listActiveAttempts(nodeId);
   const live = new Set(active.map((a) => a.id));
   for (const id of rt.index.reservedOn(nodeId)) if (!live.has(id)) rt.index.release(id);
@@ -47,7 +50,7 @@ export async function syncReservations(rt: Runtime, nodeId: string): Promise<voi
 }
 
 /** The price book from the store, and every node re-priced. */
-export async function reloadBook(rt: Runtime): Promise<void> {
+export async function reloadBook(rt: FollowDeps): Promise<void> {
   await loadBook(rt);
   for (const n of rt.index.allNodes()) applyNodeAsks(rt, n.nodeId, n.providerId, n.gpus);
 }
@@ -56,11 +59,11 @@ export async function reloadBook(rt: Runtime): Promise<void> {
  * A fresh index from the store, swapped in whole. The leader runs it between scheduling passes (a pass's
  * placements are reserved before they commit: a rebuild in the middle would drop them). Round trips carry over.
  */
-export async function resyncIndex(rt: Runtime): Promise<void> {
+export async function resyncIndex(rt: FollowDeps): Promise<void> {
   const old = rt.index;
   const fresh = new CapacityIndex();
   fresh.requireProof = old.requireProof;
-  const view: Runtime = Object.create(rt, { index: { value: fresh }, offlineNodes: { value: new Set<string>() } });
+  const view: FollowDeps = Object.create(rt, { index: { value: fresh }, offlineNodes: { value: new Set<string>() } });
   await rebuildIndex(view);
   for (const n of old.allNodes()) if (n.rttMs !== undefined) fresh.noteRtt(n.nodeId, n.rttMs);
   rt.index = fresh;
@@ -71,7 +74,7 @@ export async function resyncIndex(rt: Runtime): Promise<void> {
  * What this replica does with another's message. Only the leader passes a kick on to its scheduling: a follower's
  * kick() would publish it again, and two followers would bounce it between them forever.
  */
-export async function onClusterMessage(rt: Runtime, m: ClusterMessage, leads: boolean): Promise<void> {
+export async function onClusterMessage(rt: FollowDeps, m: ClusterMessage, leads: boolean): Promise<void> {
   const kick = () => {
     if (leads) rt.scheduling.kick();
   };

@@ -11,11 +11,14 @@ import { challengeTask } from '../loops/challenges.js';
 import { expiryTask } from '../loops/expiry.js';
 import { marketTasks } from '../loops/market.js';
 import { verificationTask } from '../loops/verification.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs, Runtime } from '../runtime.js';
 import { type ClusterBus, soloBus } from './bus.js';
 import { onClusterMessage, resyncIndex } from './follow.js';
 import { Leadership } from './leadership.js';
 import { pgBus } from './pg-bus.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type ReplicaDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'leads' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'scheduler' | 'scheduling' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
 
 const NONCE_PRUNE_BATCH = 10_000;
 
@@ -44,11 +47,11 @@ function reportingLoss(store: Store, lost: () => void): Store {
 }
 
 /** The runtime with its store swapped for `store`; every other field (the index included, after a resync) is rt's own. */
-function withStore(rt: Runtime, store: Store): Runtime {
+function withStore(rt: ReplicaDeps, store: Store): ReplicaDeps {
   return new Proxy(rt, { get: (target, key, receiver) => (key === 'store' ? store : Reflect.get(target, key, receiver)) });
 }
 
-async function pruneNonces(rt: Runtime): Promise<void> {
+async function pruneNonces(rt: ReplicaDeps): Promise<void> {
   while ((await rt.store.pruneNonces(rt.clock.now(), NONCE_PRUNE_BATCH)) === NONCE_PRUNE_BATCH);
 }
 
@@ -59,7 +62,7 @@ export interface Replica {
 }
 
 /** The periodic passes of one leadership term. */
-function startPasses(rt: Runtime): () => Promise<void> {
+function startPasses(rt: ReplicaDeps): () => Promise<void> {
   const loops = [expiryTask(rt), ...marketTasks(rt), verificationTask(rt), canaryTask(rt), challengeTask(rt)];
   rt.scheduling.start(rt);
   for (const l of loops) l.start();
@@ -68,7 +71,7 @@ function startPasses(rt: Runtime): () => Promise<void> {
   };
 }
 
-export async function startReplica(rt: Runtime): Promise<Replica> {
+export async function startReplica(rt: ReplicaDeps): Promise<Replica> {
   if (rt.store.dialect !== 'postgres') {
     const stop = startPasses(rt);
     return { leads: () => true, stop };

@@ -7,12 +7,15 @@
  */
 import { GpuxError, isGpuxError } from '@gpux/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { AuthFailures } from '../services/auth-failures.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type AuthLimitDeps = Needs<'clock' | 'config'>;
+
 /** One limiter per runtime (a coordinator process), created on first use; null when the limit is off (0). */
-const limiters = new WeakMap<Runtime, AuthFailures | null>();
-function limiterOf(rt: Runtime): AuthFailures | null {
+const limiters = new WeakMap<object, AuthFailures | null>();
+function limiterOf(rt: AuthLimitDeps): AuthFailures | null {
   let l = limiters.get(rt);
   if (l === undefined) {
     l = rt.config.authFailuresPerMinute > 0 ? new AuthFailures(rt.config.authFailuresPerMinute) : null;
@@ -23,7 +26,7 @@ function limiterOf(rt: Runtime): AuthFailures | null {
 
 const AUTH_FAILURE_CODES = new Set(['UNAUTHORIZED', 'SIGNATURE_INVALID']);
 
-export function authLimitHooks(rt: Runtime) {
+export function authLimitHooks(rt: AuthLimitDeps) {
   return {
     onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
       const limiter = limiterOf(rt);

@@ -3,13 +3,16 @@
  * the route's zod schemas (not Fastify's validator), call the handler, send its result.
  */
 import { GpuxError } from '@gpux/core';
-import { problemsFromZod, ROUTES, type RouteName } from '@gpux/protocol';
+import { problemsFromZod, ROUTES, type RouteName, SPEC_PARSE_PARAMS } from '@gpux/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { authLimitHooks } from './auth-limit.js';
 import { authenticateBearer, type Principal } from './bearer-auth.js';
 import { authenticateNode } from './node-auth.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RouteKitDeps = Needs<'clock' | 'config' | 'nodeKeys' | 'nonces' | 'startedAt' | 'store'>;
 
 type Routes = typeof ROUTES;
 type QueryOf<D> = D extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined;
@@ -48,7 +51,7 @@ function specInvalid(error: z.ZodError): GpuxError {
 
 export function mountRoute<N extends RouteName>(
   app: FastifyInstance,
-  rt: Runtime,
+  rt: RouteKitDeps,
   name: N,
   handler: (ctx: RouteCtx<N>) => Promise<ResponseOf<Routes[N]>>,
   opts: RouteOptions = {},
@@ -83,7 +86,8 @@ export function mountRoute<N extends RouteName>(
       }
       let body: unknown;
       if (def.body) {
-        const b = def.body.safeParse(req.body);
+        // A spec's problems read as the CLI's do ("image is required", did-you-mean for unknown keys).
+        const b = opts.specBody ? def.body.safeParse(req.body, SPEC_PARSE_PARAMS) : def.body.safeParse(req.body);
         if (!b.success) throw opts.specBody ? specInvalid(b.error) : invalid('request body', b.error);
         body = b.data;
       }

@@ -2,12 +2,15 @@
 import { GpuxError } from '@gpux/core';
 import { OUTPUT_UPLOAD_TOKEN_HEADER, UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { AgentBlobService } from '../services/agent-blobs.js';
 import type { BlobService } from '../services/blobs.js';
 import { authLimitHooks } from './auth-limit.js';
 import { mountRoute } from './route-kit.js';
 import { declaredLength, noBytes, OCTETS, offsetHeader, sendBlob } from './routes-blobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesAgentBlobsDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
 
 function rangeOf(req: FastifyRequest): string | undefined {
   return typeof req.headers.range === 'string' ? req.headers.range : undefined;
@@ -18,7 +21,7 @@ function tokenOf(req: FastifyRequest): string | undefined {
   return typeof raw === 'string' && raw.length <= 256 ? raw : undefined;
 }
 
-export function mountAgentBlobRoutes(app: FastifyInstance, rt: Runtime, blobs: BlobService): AgentBlobService {
+export function mountAgentBlobRoutes(app: FastifyInstance, rt: RoutesAgentBlobsDeps, blobs: BlobService): AgentBlobService {
   const service = new AgentBlobService(rt, blobs);
   mountRoute(app, rt, 'attemptInput', async ({ nodeId, id, req, reply }) => {
     const sha256 = (req.params as { sha256?: string }).sha256 ?? '';

@@ -1,6 +1,6 @@
 /** Signed node-agent routes under /v1/agent. */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { finishAttempt, heartbeat, refuseAttempt, startAttempt } from '../services/agent.js';
 import { postDigests, postReveal, REVEAL_BODY_LIMIT_BYTES } from '../services/challenges.js';
 import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
@@ -8,7 +8,10 @@ import { RegisterRateLimited, register } from '../services/register.js';
 import { pollWork } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountAgentRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesAgentDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
+
+export function mountAgentRoutes(app: FastifyInstance, rt: RoutesAgentDeps): void {
   mountRoute(app, rt, 'register', async ({ nodeId, body, req, reply }) => {
     const legacyProviderToken = typeof req.body === 'object' && req.body !== null && 'providerToken' in req.body;
     try {

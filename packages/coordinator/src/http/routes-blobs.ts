@@ -8,11 +8,14 @@ import { GpuxError } from '@gpux/core';
 import { UPLOAD_OFFSET_HEADER } from '@gpux/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { blobGcTask } from '../loops/blob-gc.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { RegisterRateLimited } from '../services/register.js';
 import { type BlobDownload, BlobService } from '../services/blobs.js';
 import { errorBody } from './errors.js';
 import { mountRoute } from './route-kit.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesBlobsDeps = Needs<'clock' | 'config' | 'leads' | 'logger' | 'nodeKeys' | 'nonces' | 'random' | 'startedAt' | 'store'>;
 
 export const OCTETS = 'application/octet-stream';
 
@@ -55,7 +58,7 @@ export function sendBlob(reply: FastifyReply, d: BlobDownload | { unsatisfiable:
   return d.stream instanceof Readable ? d.stream : Readable.from(d.stream);
 }
 
-export function mountBlobRoutes(app: FastifyInstance, rt: Runtime, service = new BlobService(rt)): BlobService {
+export function mountBlobRoutes(app: FastifyInstance, rt: RoutesBlobsDeps, service = new BlobService(rt)): BlobService {
   const gc = blobGcTask(rt, service);
   app.addHook('onReady', async () => gc.start());
   app.addHook('onClose', async () => {

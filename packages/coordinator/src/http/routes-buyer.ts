@@ -2,16 +2,19 @@
 import { GpuxError } from '@gpux/core';
 import { IDEMPOTENCY_HEADER } from '@gpux/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { disputeJob } from '../services/disputes.js';
 import { jobResult, readJobLogs } from '../services/job-output.js';
 import { cancelJob, getJob, listJobs, submitJob } from '../services/jobs.js';
 import { jobView } from '../views.js';
 import { mountRoute } from './route-kit.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesBuyerDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'random' | 'signals' | 'startedAt' | 'store' | 'work'>;
+
 const MAX_IDEMPOTENCY_KEY = 255;
 
-export function mountBuyerRoutes(app: FastifyInstance, rt: Runtime): void {
+export function mountBuyerRoutes(app: FastifyInstance, rt: RoutesBuyerDeps): void {
   mountRoute(
     app,
     rt,

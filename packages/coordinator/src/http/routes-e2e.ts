@@ -1,11 +1,14 @@
 /** The key relay of end-to-end encrypted jobs (issue 13): buyer routes and node routes; wrapped keys only. */
 import { GpuxError } from '@gpux/core';
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { announceOutputKey, attemptKey, keyRequests, releaseKey } from '../services/e2e-keys.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountE2eRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesE2eDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
+
+export function mountE2eRoutes(app: FastifyInstance, rt: RoutesE2eDeps): void {
   mountRoute(app, rt, 'keyRequests', ({ principal, id }) => keyRequests(rt, principal, id));
   mountRoute(app, rt, 'releaseKey', ({ principal, id, req, body }) => {
     const attemptId = (req.params as { attemptId?: string }).attemptId ?? '';

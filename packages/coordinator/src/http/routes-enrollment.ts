@@ -1,10 +1,13 @@
 /** Credential routes: node enrollment tokens (create, list, revoke) and bearer tokens (list, revoke). */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { createEnrollment, listEnrollments, listTokens, revokeEnrollment, revokeToken } from '../services/access.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountEnrollmentRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesEnrollmentDeps = Needs<'clock' | 'config' | 'decider' | 'logger' | 'metrics' | 'nodeKeys' | 'nonces' | 'random' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
+
+export function mountEnrollmentRoutes(app: FastifyInstance, rt: RoutesEnrollmentDeps): void {
   mountRoute(app, rt, 'createEnrollment', async ({ reply, principal, body }) => {
     const res = await createEnrollment(rt, principal, body);
     reply.code(201);

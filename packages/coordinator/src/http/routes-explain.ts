@@ -1,9 +1,12 @@
 /** GET /v1/jobs/:id/explain: why a pending job waits (buyers see their own jobs, operators all). */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { explainJobWait } from '../services/explain.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountExplainRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesExplainDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'random' | 'signals' | 'startedAt' | 'store' | 'work'>;
+
+export function mountExplainRoutes(app: FastifyInstance, rt: RoutesExplainDeps): void {
   mountRoute(app, rt, 'explainJob', ({ principal, id }) => explainJobWait(rt, principal, id));
 }

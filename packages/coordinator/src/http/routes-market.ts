@@ -1,14 +1,18 @@
 /** Money routes: wallet, payouts (manual settlement adapter), stake, asks, prices, bills, treasury, ledger. */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { jobBill } from '../services/bill.js';
 import { marketPrices, myAsks, priceHistory, setAsk } from '../services/prices.js';
 import { nodePenalties } from '../services/penalties.js';
+import { providerStatus } from '../services/provider.js';
 import { addStake, nodeStake, unstake } from '../services/stake.js';
 import { deposit, ledger, listPayouts, settlePayout, treasury, wallet, walletHistory, withdraw } from '../services/wallet.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountMarketRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesMarketDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'random' | 'settlementAdapter' | 'signals' | 'startedAt' | 'store' | 'work'>;
+
+export function mountMarketRoutes(app: FastifyInstance, rt: RoutesMarketDeps): void {
   mountRoute(app, rt, 'wallet', ({ principal }) => wallet(rt, principal));
   mountRoute(app, rt, 'walletHistory', ({ principal, query }) => walletHistory(rt, principal, query));
   mountRoute(app, rt, 'deposit', async ({ principal, body, reply }) => {
@@ -34,6 +38,7 @@ export function mountMarketRoutes(app: FastifyInstance, rt: Runtime): void {
   mountRoute(app, rt, 'marketPrices', async () => marketPrices(rt));
   mountRoute(app, rt, 'priceHistory', ({ query }) => priceHistory(rt, query));
   mountRoute(app, rt, 'myAsks', ({ principal }) => myAsks(rt, principal));
+  mountRoute(app, rt, 'providerStatus', ({ principal, query }) => providerStatus(rt, principal, query.accountId));
   mountRoute(app, rt, 'setAsk', ({ principal, body }) => setAsk(rt, principal, body.class, body.pricePerGpuHour));
 
   mountRoute(app, rt, 'jobBill', ({ principal, id }) => jobBill(rt, principal, id));

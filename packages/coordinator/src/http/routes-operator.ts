@@ -1,11 +1,14 @@
 /** Operator routes: nodes, their admin state and trust tier, token issuing. */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { getNode, listNodes, setAdminState, setTier } from '../services/nodes.js';
 import { issueToken } from '../tokens.js';
 import { mountRoute } from './route-kit.js';
 
-export function mountOperatorRoutes(app: FastifyInstance, rt: Runtime): void {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesOperatorDeps = Needs<'clock' | 'config' | 'index' | 'logger' | 'nodeKeys' | 'nonces' | 'random' | 'signals' | 'startedAt' | 'store'>;
+
+export function mountOperatorRoutes(app: FastifyInstance, rt: RoutesOperatorDeps): void {
   mountRoute(app, rt, 'listNodes', ({ query }) => listNodes(rt, query));
   mountRoute(app, rt, 'getNode', async ({ id }) => ({ node: await getNode(rt, id) }));
   mountRoute(app, rt, 'cordonNode', async ({ id }) => ({ node: await setAdminState(rt, id, 'cordoned') }));

@@ -1,12 +1,15 @@
 /** System routes: liveness, readiness and the OpenAPI document (open), Prometheus metrics (operator or metrics token unless GPUX_METRICS=open). */
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { authorizeMetrics } from './metrics-auth.js';
 import { buildOpenApi } from './openapi.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RoutesSystemDeps = Needs<'bus' | 'config' | 'leads' | 'metrics' | 'store'>;
+
 const READY_TIMEOUT_MS = 2000;
 
-export function mountSystemRoutes(app: FastifyInstance, rt: Runtime): void {
+export function mountSystemRoutes(app: FastifyInstance, rt: RoutesSystemDeps): void {
   // Which replica answered and whether it leads (issue 14): a load balancer or an operator can see the leader move.
   app.get('/healthz', async () => ({ status: 'ok', replica: { id: rt.bus.replicaId, leader: rt.leads() } }));
   app.get('/readyz', async (_req, reply) => {

@@ -1,10 +1,13 @@
 /** The blob garbage collector's task: collectBlobGarbage every GPUX_BLOB_GC_INTERVAL_S (the first soon after start), on the leader. */
 import { collectBlobGarbage, type BlobGcState } from '../services/blob-gc.js';
 import type { BlobService } from '../services/blobs.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { PeriodicTask } from './periodic.js';
 
-export function blobGcTask(rt: Runtime, blobs: BlobService): PeriodicTask {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type BlobGcDeps = Needs<'clock' | 'config' | 'leads' | 'logger' | 'store'>;
+
+export function blobGcTask(rt: BlobGcDeps, blobs: BlobService): PeriodicTask {
   const state: BlobGcState = {};
   let lastRun = Number.NEGATIVE_INFINITY;
   return new PeriodicTask(rt, {

@@ -5,13 +5,16 @@
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
 import { type AttemptRecord, jobCpu, type JobRecord, jobMemoryMb, type NodeRecord, type Reservation } from '@gpux/core';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { applyNodeAsks, quoteFromBook } from '../services/market.js';
 import { DAY_MS } from '../services/price-book.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type CapacityDeps = Needs<'book' | 'config' | 'index' | 'logger' | 'offlineNodes' | 'scheduling' | 'store'>;
+
 const PAGE = 1000;
 
-export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attempts: number }> {
+export async function rebuildIndex(rt: CapacityDeps): Promise<{ nodes: number; attempts: number }> {
   const { store, index, offlineNodes } = rt;
   // Nodes are priced (index, floor per class) from the book, which is loaded below.
   quoteFromBook(rt);
@@ -49,7 +52,7 @@ export async function rebuildIndex(rt: Runtime): Promise<{ nodes: number; attemp
 }
 
 /** The price book from the store: the last day of prices (for the change figures), the latest of classes quiet for longer, the asks. */
-export async function loadBook(rt: Runtime): Promise<void> {
+export async function loadBook(rt: CapacityDeps): Promise<void> {
   const latest = await rt.store.latestPrices();
   const since = Math.min(...latest.map((p) => p.at)) - DAY_MS;
   const history = latest.length ? await rt.store.priceHistory({ sinceAt: since, limit: 1_000_000 }) : [];
@@ -73,7 +76,7 @@ export function reservationOf(a: AttemptRecord, job: JobRecord | undefined): Res
 }
 
 /** Gang jobs whose members the store may have ended together: give back what is no longer active. */
-export async function releaseEndedGangs(rt: Runtime): Promise<void> {
+export async function releaseEndedGangs(rt: CapacityDeps): Promise<void> {
   for (const jobId of rt.index.takeEndedGangs()) {
     for (const a of await rt.store.listAttempts(jobId)) if (!ACTIVE_ATTEMPT_STATES.includes(a.state)) rt.index.release(a.id);
   }
@@ -83,7 +86,7 @@ export async function releaseEndedGangs(rt: Runtime): Promise<void> {
  * Node track records the store changed since the last look (attempt outcomes, outages, auto-cordons) go
  * into the index; a node the store auto-cordoned leaves the buckets, and the log says why.
  */
-export async function refreshNodeStats(rt: Runtime, since: number): Promise<number> {
+export async function refreshNodeStats(rt: CapacityDeps, since: number): Promise<number> {
   let latest = since;
   for (const r of await rt.store.listNodeStats(since)) {
     rt.index.setStats(r.nodeId, r.stats);
@@ -98,7 +101,7 @@ export async function refreshNodeStats(rt: Runtime, since: number): Promise<numb
 }
 
 /** Node reputations the store changed since the last look (attempt ends, audit and canary verdicts) go into the index. */
-export async function refreshReputations(rt: Runtime, since: number): Promise<number> {
+export async function refreshReputations(rt: CapacityDeps, since: number): Promise<number> {
   let latest = since;
   for (const r of await rt.store.listReputations(since)) {
     rt.index.setReputation(r.nodeId, r.state);

@@ -5,18 +5,21 @@
  * job's timeout plus GPUX_RESULT_GRACE_MS: heartbeats never lease an attempt past it); queued jobs past their queue timeout fail with the
  * reason and their escrow returns (services/queue-timeouts.ts).
  */
-import { attemptEnded, type Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { PeriodicTask } from './periodic.js';
 import { expireQueuedJobs } from '../services/queue-timeouts.js';
 import { expireKeyWaits } from '../services/e2e-keys.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type ExpiryDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'leads' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
+
 const EXPIRE_BATCH = 1000;
 
-export function expiryTask(rt: Runtime): PeriodicTask {
+export function expiryTask(rt: ExpiryDeps): PeriodicTask {
   return new PeriodicTask(rt, { what: 'expiry pass', everyMs: rt.config.expiryPassIntervalMs, pass: () => expiryPass(rt) });
 }
 
-export async function expiryPass(rt: Runtime): Promise<void> {
+export async function expiryPass(rt: ExpiryDeps): Promise<void> {
   const { store, config, clock, index, metrics, logger } = rt;
   const now = clock.now();
   // After a restart every node counts as online for nodeOfflineAfterMs: the coordinator was the one away.
@@ -35,7 +38,7 @@ export async function expiryPass(rt: Runtime): Promise<void> {
       metrics.leaseExpiries.inc();
       // cancelled: the job's cancel grace ran out while its node still held the attempt (store requestCancel).
       const outcome = l.outcome ?? 'lost';
-      attemptEnded(rt, l.attemptId, l.jobId, outcome);
+      rt.signals.attemptEnded(l.attemptId, l.jobId, outcome);
       // deadline: the node kept heartbeating but never finished (or started) it in time (core attempt-end/deadline.ts).
       const why = l.cause === 'deadline' ? 'deadline passed' : 'lease expired';
       logger.warn({ attemptId: l.attemptId, jobId: l.jobId, nodeId: l.nodeId, jobState: l.jobState }, `${why}: attempt ${outcome}`);

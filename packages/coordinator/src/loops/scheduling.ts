@@ -7,11 +7,14 @@
  * whatever the size of the queued specs (bench/scheduling-pass).
  */
 import { newId } from '@gpux/core';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { pricePlacements } from '../services/market.js';
 import { resyncIndex } from '../cluster/follow.js';
 import { PeriodicTask } from './periodic.js';
 import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type SchedulingDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'scheduler' | 'scheduling' | 'store' | 'work'>;
 
 export class SchedulingLoop {
   /** The last pass left runnable jobs unplaced: new capacity (an idle node's heartbeat) deserves a pass. */
@@ -26,7 +29,7 @@ export class SchedulingLoop {
   private resyncDue = false;
   private readonly task: PeriodicTask;
 
-  constructor(private rt: Runtime) {
+  constructor(private rt: SchedulingDeps) {
     this.task = new PeriodicTask(
       { leads: () => true, logger: rt.logger }, // started only where it leads (cluster/replica.ts)
       { what: 'scheduling pass', everyMs: rt.config.schedulePassIntervalMs, pass: () => this.pass() },
@@ -34,7 +37,7 @@ export class SchedulingLoop {
   }
 
   /** Start passing; `leader`: the runtime whose store is fenced by this replica's lease (issue 14). */
-  start(leader?: Runtime): void {
+  start(leader?: SchedulingDeps): void {
     if (this.task.isStarted) return;
     if (leader) this.rt = leader;
     this.task.start();

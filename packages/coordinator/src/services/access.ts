@@ -12,9 +12,11 @@ import type {
   TokenView,
 } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import { attemptEnded, type Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { issueEnrollment } from '../tokens.js';
-import { nodeChanged } from '../cluster/follow.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type AccessDeps = Needs<'clock' | 'decider' | 'logger' | 'metrics' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 const EXPIRE_BATCH = 1000;
 /** Live enrollments one account may hold: enough for every rack and site, not a table-filling loop. */
@@ -36,7 +38,7 @@ function scope(p: Principal, accountId: string | undefined): string | undefined 
 }
 
 export async function createEnrollment(
-  rt: Runtime,
+  rt: AccessDeps,
   p: Principal,
   body: { name: string; expiresInSeconds?: number | undefined; maxNodes?: number | undefined; accountId?: string | undefined },
 ): Promise<CreateEnrollmentResponse> {
@@ -68,7 +70,7 @@ export async function createEnrollment(
   return { token, enrollment: enrollmentView(enrollment, 0) };
 }
 
-export async function listEnrollments(rt: Runtime, p: Principal, q: { accountId?: string | undefined; limit: number; cursor?: string | undefined }): Promise<ListEnrollmentsResponse> {
+export async function listEnrollments(rt: AccessDeps, p: Principal, q: { accountId?: string | undefined; limit: number; cursor?: string | undefined }): Promise<ListEnrollmentsResponse> {
   const accountId = scope(p, q.accountId);
   const page = await rt.store.listEnrollments({ limit: q.limit, ...(accountId !== undefined ? { accountId } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
   return { enrollments: page.items.map((e) => enrollmentView(e, e.nodes)), nextCursor: page.nextCursor };
@@ -79,7 +81,7 @@ export async function listEnrollments(rt: Runtime, p: Principal, q: { accountId?
  * capacity index (and so the supply) now, and their active attempts end as lost here, so their jobs retry
  * elsewhere at once instead of after a lease.
  */
-export async function revokeEnrollment(rt: Runtime, p: Principal, id: string, removeNodes: boolean): Promise<RevokeEnrollmentResponse> {
+export async function revokeEnrollment(rt: AccessDeps, p: Principal, id: string, removeNodes: boolean): Promise<RevokeEnrollmentResponse> {
   const existing = await rt.store.getEnrollment(id);
   // Someone else's enrollment reads as missing, like someone else's job.
   if (!existing || (p.role !== 'operator' && existing.accountId !== p.accountId)) throw new GpuxError('NOT_FOUND', `enrollment ${id} not found`);
@@ -88,7 +90,7 @@ export async function revokeEnrollment(rt: Runtime, p: Principal, id: string, re
   if (!res) throw new GpuxError('NOT_FOUND', `enrollment ${id} not found`);
   for (const nodeId of res.removedNodeIds) {
     // Removed: refused from its next request, out of placement and supply, never brought back by a heartbeat.
-    await nodeChanged(rt, nodeId);
+    await rt.signals.nodeChanged(nodeId);
     rt.work.wake(nodeId);
   }
   let lostAttempts = 0;
@@ -98,7 +100,7 @@ export async function revokeEnrollment(rt: Runtime, p: Principal, id: string, re
       const lost = await rt.store.expireLeases(now, rt.decider, EXPIRE_BATCH);
       for (const l of lost) {
         rt.metrics.leaseExpiries.inc();
-        attemptEnded(rt, l.attemptId, l.jobId, 'lost');
+        rt.signals.attemptEnded(l.attemptId, l.jobId, 'lost');
         if (removed.has(l.nodeId)) lostAttempts++;
       }
       if (lost.length < EXPIRE_BATCH) break;
@@ -108,13 +110,13 @@ export async function revokeEnrollment(rt: Runtime, p: Principal, id: string, re
   return { enrollment: enrollmentView(res.enrollment, res.nodes), removedNodes: res.removedNodeIds, lostAttempts };
 }
 
-export async function listTokens(rt: Runtime, p: Principal, q: { accountId?: string | undefined; limit: number; cursor?: string | undefined }): Promise<ListTokensResponse> {
+export async function listTokens(rt: AccessDeps, p: Principal, q: { accountId?: string | undefined; limit: number; cursor?: string | undefined }): Promise<ListTokensResponse> {
   const accountId = scope(p, q.accountId);
   const page = await rt.store.listTokens({ limit: q.limit, ...(accountId !== undefined ? { accountId } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
   return { tokens: page.items.map(tokenView), nextCursor: page.nextCursor };
 }
 
-export async function revokeToken(rt: Runtime, p: Principal, id: string): Promise<{ token: TokenView }> {
+export async function revokeToken(rt: AccessDeps, p: Principal, id: string): Promise<{ token: TokenView }> {
   const existing = await rt.store.getToken(id);
   if (!existing || (p.role !== 'operator' && existing.accountId !== p.accountId)) throw new GpuxError('NOT_FOUND', `token ${id} not found`);
   const t = await rt.store.revokeToken(id, rt.clock.now());

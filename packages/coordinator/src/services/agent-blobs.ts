@@ -12,9 +12,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type AgentUploadKind, type AttemptRecord, type BlobUploadRecord, type ByteSource, GpuxError, isSha256Hex, type JobRecord, newId } from '@gpux/core';
 import { type AgentUploadResponse, type BlobUploadResponse, isBlobInput, OUTPUT_UPLOAD_TOKEN_HEADER, sha256Hex } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { nodeAttempt } from './agent.js';
 import { type BlobDownload, type BlobService, parseRange } from './blobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type AgentBlobsDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 /** Unfinished uploads one attempt may have at once. */
 export const MAX_OPEN_UPLOADS_PER_ATTEMPT = 8;
@@ -35,7 +38,7 @@ function sameHash(a: string, b: string): boolean {
 
 export class AgentBlobService {
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: AgentBlobsDeps,
     private readonly blobs: BlobService,
   ) {}
 

@@ -14,14 +14,16 @@ import {
   sha256Hex,
 } from '@gpux/protocol';
 import type { z } from 'zod';
-import { attemptEnded, type Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 
 /** HeartbeatResponse.cancel's bound. */
 const MAX_CANCELS = 1024;
 import { heartbeatChallenge } from './challenges.js';
 import { checkCommitment, handleEquivocation, takeOutBannedOfStep } from './commitments.js';
 import { checkResultEncryption } from './e2e-keys.js';
-import { nodeChanged } from '../cluster/follow.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type AgentDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 /**
  * Cancels for attempts the agent lists but that are not active here are sealed too (50 µs each): at most this
@@ -31,7 +33,7 @@ import { nodeChanged } from '../cluster/follow.js';
 export const MAX_STRAY_CANCELS = 64;
 
 /** The attempt, if it belongs to this node. */
-export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptRecord> {
+export async function nodeAttempt(rt: AgentDeps, nodeId: string, attemptId: string): Promise<AttemptRecord> {
   const a = await rt.store.getAttempt(attemptId);
   if (!a || a.nodeId !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `no attempt ${attemptId} on node ${nodeId}`);
   return a;
@@ -43,16 +45,16 @@ export async function nodeAttempt(rt: Runtime, nodeId: string, attemptId: string
  * no longer reports, past a lease of grace since it started, is ended as failed: the agent restarted and
  * its heartbeats would otherwise keep that lease alive forever.
  */
-export async function heartbeat(rt: Runtime, nodeId: string, held: readonly string[]): Promise<HeartbeatResponse> {
+export async function heartbeat(rt: AgentDeps, nodeId: string, held: readonly string[]): Promise<HeartbeatResponse> {
   const { store, config } = rt;
   const now = rt.clock.now();
   const { cancelAttemptIds, active } = await store.heartbeat(nodeId, now, now + config.leaseTtlMs);
   if (rt.offlineNodes.has(nodeId)) {
-    await nodeChanged(rt, nodeId);
+    await rt.signals.nodeChanged(nodeId);
     rt.logger.info({ nodeId }, 'node back online');
-    rt.scheduling.kick();
-  } else if (rt.scheduling.backlog && rt.index.usage(nodeId).activeAttempts === 0) {
-    rt.scheduling.kick();
+    rt.signals.kick();
+  } else if (rt.signals.backlog() && rt.index.usage(nodeId).activeAttempts === 0) {
+    rt.signals.kick();
   }
   const activeIds = new Set(active.map((a) => a.id));
   const heldIds = new Set(held);
@@ -82,17 +84,17 @@ function unheldTooLong(a: AttemptRecord, now: number, leaseTtlMs: number): boole
   return a.createdAt < now - leaseTtlMs;
 }
 
-async function abandon(rt: Runtime, a: AttemptRecord, now: number): Promise<void> {
+async function abandon(rt: AgentDeps, a: AttemptRecord, now: number): Promise<void> {
   const error = a.state === 'running' ? 'the node no longer runs this attempt (agent restarted?)' : 'the node never took up this assignment';
   const res = await rt.store.finishAttempt(
     { attemptId: a.id, nodeId: a.nodeId, outcome: 'failed', exitCode: null, error, outputDigest: outputRootDigest([]), outputs: [], metrics: { durationMs: now - (a.startedAt ?? now) }, now },
     rt.decider,
   );
-  if (!res.duplicate) attemptEnded(rt, a.id, a.jobId, 'failed');
+  if (!res.duplicate) rt.signals.attemptEnded(a.id, a.jobId, 'failed');
   rt.logger.warn({ nodeId: a.nodeId, attemptId: a.id, jobId: a.jobId, jobState: res.job.state }, error);
 }
 
-export async function startAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<StartAttemptResponse> {
+export async function startAttempt(rt: AgentDeps, nodeId: string, attemptId: string): Promise<StartAttemptResponse> {
   const { job } = await rt.store.startAttempt(attemptId, nodeId, rt.clock.now());
   rt.delivery.forget(attemptId);
   rt.logger.debug({ nodeId, attemptId, jobId: job.id }, 'attempt started');
@@ -104,10 +106,10 @@ export async function startAttempt(rt: Runtime, nodeId: string, attemptId: strin
  * key, altered on the way). Still assigned and this node's: ended with the reason and requeued, at no cost to
  * the node. Anything else (started, over, another node's) is answered ended: false and changes nothing.
  */
-export async function refuseAttempt(rt: Runtime, nodeId: string, attemptId: string, reason: string): Promise<RefuseAttemptResponse> {
+export async function refuseAttempt(rt: AgentDeps, nodeId: string, attemptId: string, reason: string): Promise<RefuseAttemptResponse> {
   const res = await rt.store.refuseAttempt({ attemptId, nodeId, reason, now: rt.clock.now() }, rt.decider);
   if (!res.ended) return { ok: true, ended: false };
-  attemptEnded(rt, attemptId, res.job.id, 'refused');
+  rt.signals.attemptEnded(attemptId, res.job.id, 'refused');
   rt.logger.warn({ nodeId, attemptId, jobId: res.job.id, reason, jobState: res.job.state }, 'the node refused an assignment it could not verify');
   return { ok: true, ended: true };
 }
@@ -134,7 +136,7 @@ function checkInlineOutputs(outputs: readonly OutputFile[]): void {
  * sha256 and size; the bytes then become the buyer's (a hold, in case they dropped it meanwhile). A node's own
  * `blob` field is never believed.
  */
-async function markBlobOutputs(rt: Runtime, a: AttemptRecord, outputs: readonly OutputFile[]): Promise<OutputFile[]> {
+async function markBlobOutputs(rt: AgentDeps, a: AttemptRecord, outputs: readonly OutputFile[]): Promise<OutputFile[]> {
   const plain = outputs.map(({ blob: _claimed, ...f }) => f);
   if (plain.every((f) => f.content !== undefined)) return plain;
   const uploaded = new Set((await rt.store.completedOutputUploads(a.id)).map((u) => `${u.sha256}/${u.size}`));
@@ -146,7 +148,7 @@ async function markBlobOutputs(rt: Runtime, a: AttemptRecord, outputs: readonly 
 }
 
 /** The signed result commitment. Same report twice: duplicate; a different one for an ended attempt: 409. */
-export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
+export async function finishAttempt(rt: AgentDeps, nodeId: string, attemptId: string, r: z.output<typeof ResultReport>): Promise<ResultResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
   // outputDigest (over plaintext digests of encrypted outputs), and the output key of an encrypted job (issue 13).
   await checkResultEncryption(rt, a, r);
@@ -169,7 +171,7 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
     throw new GpuxError('CONFLICT', `${e.message}. Two different signed commitments for one attempt are equivocation: evidence ${ev.id} recorded, the node's stake slashed and the node banned`);
   }
   if (!res.duplicate) {
-    attemptEnded(rt, attemptId, a.jobId, r.outcome);
+    rt.signals.attemptEnded(attemptId, a.jobId, r.outcome);
     rt.logger.info({ nodeId, attemptId, jobId: a.jobId, outcome: r.outcome, jobState: res.job.state }, 'attempt finished');
     await afterCheckRun(rt, res.job);
   }
@@ -177,7 +179,7 @@ export async function finishAttempt(rt: Runtime, nodeId: string, attemptId: stri
 }
 
 /** A check run (audit, referee) that ended may have banned a node in the same transaction: take it out now. */
-async function afterCheckRun(rt: Runtime, job: JobRecord): Promise<void> {
+async function afterCheckRun(rt: AgentDeps, job: JobRecord): Promise<void> {
   if ((job.kind !== 'audit' && job.kind !== 'referee' && job.kind !== 'checker') || !job.checkOf) return;
   const v = await rt.store.getVerification(job.checkOf);
   if (v) await takeOutBannedOfStep(rt, v);

@@ -6,8 +6,11 @@
  */
 import { type AttemptRecord, type AttemptWriteResult, GpuxError } from '@gpux/core';
 import { type AttemptEventBatch, type AttemptEventBatchResponse, LOG_SEQ_MAX, type LogBatch, type LogBatchResponse } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { nodeAttempt } from './agent.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type AttemptWritesDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 /** The seq of the coordinator's "log limit reached" entry: above any seq a node may send. */
 export const LOG_MARKER_SEQ = LOG_SEQ_MAX + 1;
@@ -23,7 +26,7 @@ function checked(a: AttemptRecord, res: AttemptWriteResult, what: string): Attem
   return res;
 }
 
-export async function appendLogs(rt: Runtime, nodeId: string, attemptId: string, batch: LogBatch): Promise<LogBatchResponse> {
+export async function appendLogs(rt: AttemptWritesDeps, nodeId: string, attemptId: string, batch: LogBatch): Promise<LogBatchResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
   if (a.state !== 'assigned' && a.state !== 'running') throw gone(a.id, 'logs', a.state);
   const { config } = rt;
@@ -46,7 +49,7 @@ export async function appendLogs(rt: Runtime, nodeId: string, attemptId: string,
 }
 
 /** Job events the attempt reports (image pulls): appended to its job's history under the attempt's budget. */
-export async function appendAttemptEvents(rt: Runtime, nodeId: string, attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
+export async function appendAttemptEvents(rt: AttemptWritesDeps, nodeId: string, attemptId: string, batch: AttemptEventBatch): Promise<AttemptEventBatchResponse> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
   if (a.state !== 'assigned' && a.state !== 'running') throw gone(a.id, 'events', a.state);
   const res = checked(a, await rt.store.writeAttemptEvents({ attemptId, events: batch.events, maxEvents: rt.config.attemptMaxEvents, now: rt.clock.now() }), 'events');

@@ -13,8 +13,11 @@
 import { ACCOUNTS } from '@gpux/core';
 import type { Asset, BillLine, BillResponse } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { visibleJob } from './jobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type BillDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'random' | 'signals' | 'store' | 'work'>;
 
 const PENDING = ACCOUNTS.pending('');
 /** Stake is held in USDC: a slash's legs are in it whatever the job's asset. */
@@ -22,7 +25,7 @@ const STAKE_ASSET: Asset = 'usdc';
 
 type Verification = NonNullable<BillResponse['verification']>;
 
-export async function jobBill(rt: Runtime, p: Principal, id: string): Promise<BillResponse> {
+export async function jobBill(rt: BillDeps, p: Principal, id: string): Promise<BillResponse> {
   const job = await visibleJob(rt, p, id);
   const asset = job.payment?.asset ?? job.spec.asset ?? 'usdc';
   const escrow = ACCOUNTS.escrow(id);

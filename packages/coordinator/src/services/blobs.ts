@@ -8,10 +8,13 @@ import { type BlobBackend, type BlobRecord, type BlobUploadRecord, type ByteRang
 import type { BlobUploadResponse, BlobView, ListBlobsResponse } from '@gpux/protocol';
 import { openBlobBackend } from '../blobs/open-backend.js';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { jobBlobRefs, type LiveJobBlobRefs } from './blob-gc.js';
 import { RegisterRate } from './register-rate.js';
 import { RegisterRateLimited } from './register.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type BlobsDeps = Needs<'clock' | 'config' | 'random' | 'store'>;
 
 export interface BlobDownload {
   status: 200 | 206;
@@ -47,7 +50,7 @@ export class BlobService {
   liveJobBlobRefs: LiveJobBlobRefs;
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: BlobsDeps,
     backend?: BlobBackend,
   ) {
     if (backend) this.backendP = Promise.resolve(backend);

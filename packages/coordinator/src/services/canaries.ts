@@ -3,13 +3,16 @@
  * the coordinator's Random and queues canaries in one transaction), then the nodes a failed canary banned
  * (judged inside an attempt-end transaction) leave the capacity index, as a failed audit's do.
  */
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { takeOutBannedNode } from './commitments.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type CanariesDeps = Needs<'clock' | 'config' | 'decider' | 'logger' | 'metrics' | 'nodeKeys' | 'random' | 'signals' | 'store' | 'work'>;
 
 const BATCH = 500;
 
 /** One pass. `bansSince`: take out nodes banned by canaries at or after this time; returns the next watermark. */
-export async function canaryPass(rt: Runtime, bansSince: number): Promise<{ issued: number; bansSince: number }> {
+export async function canaryPass(rt: CanariesDeps, bansSince: number): Promise<{ issued: number; bansSince: number }> {
   const now = rt.clock.now();
   let issued = 0;
   if (rt.config.canaryRate > 0) {
@@ -17,7 +20,7 @@ export async function canaryPass(rt: Runtime, bansSince: number): Promise<{ issu
     issued = res.issued.length;
     if (issued > 0) {
       rt.logger.debug({ drawn: res.drawn, issued: res.issued }, 'canaries issued');
-      rt.scheduling.kick();
+      rt.signals.kick();
     }
   }
   let next = bansSince;

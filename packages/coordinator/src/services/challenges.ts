@@ -27,8 +27,11 @@ import {
   sizingBlocks,
 } from '@gpux/core';
 import { type ChallengeAssignment, type ChallengeDigestsRequest, type ChallengeDigestsResponse, type ChallengeRevealRequest, type ChallengeVerdict, MAX_REVEALS } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { checkRevealOffThread } from './challenge-check.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type ChallengesDeps = Needs<'bus' | 'clock' | 'config' | 'index' | 'logger' | 'random' | 'signals' | 'signer' | 'store'>;
 
 /** How long after its digests a node has to post the reveal (a few MiB at most; MAX_REVEALS blocks). */
 export const REVEAL_GRACE_MS = 60_000;
@@ -41,7 +44,7 @@ export const REVEAL_BODY_LIMIT_BYTES = Math.ceil((MAX_REVEALS * Math.max(REVEAL_
 /** Nodes challenged per provider at once (the provider's node cap bounds it too). */
 const PROVIDER_BATCH = 10_000;
 
-export const challengeRequired = (rt: Runtime): boolean => rt.config.challenge === 'required';
+export const challengeRequired = (rt: ChallengesDeps): boolean => rt.config.challenge === 'required';
 
 /** Each GPU's class (challenge/classes.ts keys: the market class), in advertisement order; CPU-only: none. */
 function gpuClasses(node: NodeRecord): Array<{ index: number; classKey: string; vramMb: number }> {
@@ -49,12 +52,12 @@ function gpuClasses(node: NodeRecord): Array<{ index: number; classKey: string; 
 }
 
 /** The tolerance in force for a class: the table's, with the config's test/bench override on top. */
-function toleranceOf(rt: Runtime, classKey: string): ChallengeTolerance {
+function toleranceOf(rt: ChallengesDeps, classKey: string): ChallengeTolerance {
   return { ...challengeTolerance(classKey), ...rt.config.challengeSizing?.tolerance };
 }
 
 /** The sizing for the node's claim (the slowest GPU's class; 'cpu' without GPUs), with the config's overrides. */
-export function sizingFor(rt: Runtime, node: NodeRecord): ChallengeSizing {
+export function sizingFor(rt: ChallengesDeps, node: NodeRecord): ChallengeSizing {
   const o = rt.config.challengeSizing ?? {};
   const s = challengeSizing(gpuClasses(node), {
     ...(o.n !== undefined && { n: o.n }),
@@ -68,7 +71,7 @@ export function sizingFor(rt: Runtime, node: NodeRecord): ChallengeSizing {
   return { ...s, tolerance, deadlineMs: Math.ceil(computeLimitMs(s.expectedComputeMs, tolerance) + tolerance.startupMs + hashBytes / tolerance.hashBytesPerMs) };
 }
 
-function newChallenge(rt: Runtime, node: NodeRecord, now: number, resetProof: boolean): NewChallenge {
+function newChallenge(rt: ChallengesDeps, node: NodeRecord, now: number, resetProof: boolean): NewChallenge {
   const s = sizingFor(rt, node);
   return {
     id: newId('chl', now, rt.random),
@@ -89,7 +92,7 @@ function newChallenge(rt: Runtime, node: NodeRecord, now: number, resetProof: bo
  * Challenge `node` and, at the same instant, every other live node of its provider (those with an open
  * challenge keep it). `resetProof`: the node's standing proof no longer holds (its advertisement changed).
  */
-export async function challengeProvider(rt: Runtime, node: NodeRecord, resetProof: boolean): Promise<ChallengeRecord[]> {
+export async function challengeProvider(rt: ChallengesDeps, node: NodeRecord, resetProof: boolean): Promise<ChallengeRecord[]> {
   const now = rt.clock.now();
   const others = node.providerId === null ? [] : await rt.store.liveNodesOfProvider(node.providerId, PROVIDER_BATCH);
   const nodes = [node, ...others.filter((o) => o.id !== node.id)];
@@ -115,7 +118,7 @@ const emptyProof = () => ({ state: 'unproven' as const, provenClass: null, score
  * After a successful registration: GPUX_CHALLENGE=off marks the node 'skipped' (nothing gated); otherwise a
  * node not proven, or whose advertisement changed, is challenged (provider-wide).
  */
-export async function afterRegister(rt: Runtime, before: NodeRecord | undefined, node: NodeRecord): Promise<void> {
+export async function afterRegister(rt: ChallengesDeps, before: NodeRecord | undefined, node: NodeRecord): Promise<void> {
   if (!challengeRequired(rt)) {
     if ((node.proof?.state ?? 'unproven') === 'unproven') await rt.store.skipProof(node.id);
     return;
@@ -130,7 +133,7 @@ export function assignmentOf(c: ChallengeRecord): ChallengeAssignment {
 }
 
 /** What the node's heartbeat response carries: its pending challenge, if any. */
-export async function heartbeatChallenge(rt: Runtime, nodeId: string): Promise<ChallengeAssignment | undefined> {
+export async function heartbeatChallenge(rt: ChallengesDeps, nodeId: string): Promise<ChallengeAssignment | undefined> {
   if (!challengeRequired(rt)) return undefined;
   const c = await rt.store.pendingChallengeOf(nodeId);
   // Sealed until its deadline (issue 19): an agent runs only a challenge its coordinator signed.
@@ -138,7 +141,7 @@ export async function heartbeatChallenge(rt: Runtime, nodeId: string): Promise<C
 }
 
 /** The node's own challenge; another node's reads as not found. */
-async function ownChallenge(rt: Runtime, nodeId: string, id: string): Promise<ChallengeRecord> {
+async function ownChallenge(rt: ChallengesDeps, nodeId: string, id: string): Promise<ChallengeRecord> {
   const c = await rt.store.getChallenge(id);
   if (!c || c.nodeId !== nodeId) throw new GpuxError('NOT_FOUND', `no challenge ${id} for node ${nodeId}: answer the challenge your heartbeat response carried`);
   return c;
@@ -166,7 +169,7 @@ function checkDigestsShape(c: ChallengeRecord, body: ChallengeDigestsRequest): v
 }
 
 /** POST /v1/agent/challenges/:id/digests: record them before the deadline and name the blocks to reveal. */
-export async function postDigests(rt: Runtime, nodeId: string, id: string, body: ChallengeDigestsRequest): Promise<ChallengeDigestsResponse> {
+export async function postDigests(rt: ChallengesDeps, nodeId: string, id: string, body: ChallengeDigestsRequest): Promise<ChallengeDigestsResponse> {
   const c = await ownChallenge(rt, nodeId, id);
   if (c.state !== 'pending') throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}${c.reason ? ` (${c.reason})` : ''}: ${c.state === 'digested' ? 'its digests are recorded; post the reveal' : 'it is over; the next challenge comes in a heartbeat response'}`);
   checkDigestsShape(c, body);
@@ -193,13 +196,13 @@ export async function postDigests(rt: Runtime, nodeId: string, id: string, body:
 }
 
 /** Draw the next re-check: exponential with mean GPUX_CHALLENGE_RECHECK_MS (memoryless: a node cannot time it). */
-function nextRecheckAt(rt: Runtime, now: number): number {
+function nextRecheckAt(rt: ChallengesDeps, now: number): number {
   const u = rt.random.next();
   return now + Math.max(1, Math.round(-Math.log(1 - u) * rt.config.challengeRecheckMs));
 }
 
 /** POST /v1/agent/challenges/:id/reveal: check the blocks and the time, record the verdict on the node. */
-export async function postReveal(rt: Runtime, nodeId: string, id: string, body: ChallengeRevealRequest): Promise<ChallengeVerdict> {
+export async function postReveal(rt: ChallengesDeps, nodeId: string, id: string, body: ChallengeRevealRequest): Promise<ChallengeVerdict> {
   const c = await ownChallenge(rt, nodeId, id);
   if (c.state !== 'digested' || !c.reveal || !c.digests || c.digestedAt === null) {
     throw new GpuxError('CONFLICT', `challenge ${c.id} is ${c.state}${c.reason ? ` (${c.reason})` : ''}: ${c.state === 'pending' ? 'post its digests first' : 'it is over; the next challenge comes in a heartbeat response'}`);
@@ -223,7 +226,7 @@ export async function postReveal(rt: Runtime, nodeId: string, id: string, body: 
   rt.bus.publish({ t: 'node', node: nodeId });
   if (verdict.outcome === 'passed') {
     rt.logger.info({ nodeId, challengeId: c.id, class: verdict.provenClass, score: verdict.score }, 'node proved its hardware');
-    rt.scheduling.kick();
+    rt.signals.kick();
   } else rt.logger.warn({ nodeId, challengeId: c.id, reason: verdict.reason }, 'proof-of-hardware challenge failed');
   return { outcome: verdict.outcome, reason: verdict.reason, provenClass: verdict.provenClass, score: verdict.score };
 }
@@ -241,7 +244,7 @@ function checkRevealShape(asked: readonly RevealChoice[], body: ChallengeRevealR
   if (seen.size !== want.size) throw invalid(`${want.size - seen.size} of the ${want.size} blocks asked for are missing`, 'blocks');
 }
 
-async function judge(rt: Runtime, c: ChallengeRecord, node: NodeRecord, body: ChallengeRevealRequest, now: number) {
+async function judge(rt: ChallengesDeps, c: ChallengeRecord, node: NodeRecord, body: ChallengeRevealRequest, now: number) {
   const digests = new Map((c.digests ?? []).map((g) => [g.index, g.digests] as const));
   const checks = await checkRevealOffThread({ seedHex: c.seed, n: c.n, rowBlock: c.rowBlock, digests, requested: c.reveal ?? [], blocks: body.blocks }, rt.random);
   const classes = new Map(gpuClasses(node).map((g) => [g.index, g.classKey]));
@@ -260,7 +263,7 @@ async function judge(rt: Runtime, c: ChallengeRecord, node: NodeRecord, body: Ch
  * The loop's pass: expire late challenges (their nodes leave the schedulable set with the reason), then
  * challenge the nodes due one, provider-wide.
  */
-export async function challengePass(rt: Runtime, limit = 1000): Promise<{ expired: number; issued: number }> {
+export async function challengePass(rt: ChallengesDeps, limit = 1000): Promise<{ expired: number; issued: number }> {
   const now = rt.clock.now();
   const expired = await rt.store.expireChallenges(now, rt.config.challengeRetryMs, limit);
   for (const n of expired) {

@@ -8,8 +8,10 @@
 import { type AttemptRecord, type EquivocationRecord, GpuxError, type VerificationRecord } from '@gpux/core';
 import { canonicalJson, inputRootDigest, metricsDigest, outputRootDigest, type ResultCommitment, type ResultReport, verifyCommitment } from '@gpux/protocol';
 import type { z } from 'zod';
-import { attemptEnded, type Runtime } from '../runtime.js';
-import { nodeChanged } from '../cluster/follow.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type CommitmentsDeps = Needs<'clock' | 'decider' | 'logger' | 'metrics' | 'nodeKeys' | 'signals' | 'store' | 'work'>;
 
 const EXPIRE_BATCH = 1000;
 
@@ -21,7 +23,7 @@ const invalid = (path: string, message: string): never => {
  * Check the report's commitment and signature; returns the canonical JSON to store. Nothing is stored on
  * a refusal (400 REQUEST_INVALID, the field in problems).
  */
-export async function checkCommitment(rt: Runtime, nodeId: string, a: AttemptRecord, r: z.output<typeof ResultReport>): Promise<string> {
+export async function checkCommitment(rt: CommitmentsDeps, nodeId: string, a: AttemptRecord, r: z.output<typeof ResultReport>): Promise<string> {
   const c: ResultCommitment = r.commitment;
   if (c.attemptId !== a.id) invalid('commitment.attemptId', `is ${c.attemptId}, but the report is for attempt ${a.id}`);
   if (c.jobId !== a.jobId) invalid('commitment.jobId', `is ${c.jobId}, but attempt ${a.id} belongs to job ${a.jobId}`);
@@ -53,7 +55,7 @@ export async function checkCommitment(rt: Runtime, nodeId: string, a: AttemptRec
  * the equivocation and ban the node here too (refused from its next request, out of the index, its active
  * attempts ended as lost so their jobs retry elsewhere).
  */
-export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId: string, commitment: string, signature: string): Promise<EquivocationRecord | null> {
+export async function handleEquivocation(rt: CommitmentsDeps, nodeId: string, attemptId: string, commitment: string, signature: string): Promise<EquivocationRecord | null> {
   const now = rt.clock.now();
   const ev = await rt.store.recordEquivocation({ attemptId, nodeId, commitment, signature, now });
   if (!ev) return null;
@@ -66,15 +68,15 @@ export async function handleEquivocation(rt: Runtime, nodeId: string, attemptId:
  * A node the store banned (equivocation, a confirmed wrong result): refused from its next request, out of
  * the index, its active attempts ended as lost so their jobs retry elsewhere.
  */
-export async function takeOutBannedNode(rt: Runtime, nodeId: string, now: number): Promise<void> {
+export async function takeOutBannedNode(rt: CommitmentsDeps, nodeId: string, now: number): Promise<void> {
   rt.nodeKeys.markRemoved(nodeId, now);
-  await nodeChanged(rt, nodeId);
+  await rt.signals.nodeChanged(nodeId);
   rt.work.wake(nodeId);
   for (;;) {
     const lost = await rt.store.expireLeases(now, rt.decider, EXPIRE_BATCH);
     for (const l of lost) {
       rt.metrics.leaseExpiries.inc();
-      attemptEnded(rt, l.attemptId, l.jobId, 'lost');
+      rt.signals.attemptEnded(l.attemptId, l.jobId, 'lost');
     }
     if (lost.length < EXPIRE_BATCH) break;
   }
@@ -84,7 +86,7 @@ export async function takeOutBannedNode(rt: Runtime, nodeId: string, now: number
  * After a verification step moved (a check run ended, a window pass): the nodes it banned leave the index
  * now. The store wrote the ban; a banned node reads back removed.
  */
-export async function takeOutBannedOfStep(rt: Runtime, v: VerificationRecord): Promise<void> {
+export async function takeOutBannedOfStep(rt: CommitmentsDeps, v: VerificationRecord): Promise<void> {
   if (v.state !== 'failed' && v.checks.every((c) => c.outputDigest === null || (c.outputDigest === v.outputDigest && c.exitCode === v.exitCode))) return;
   const now = rt.clock.now();
   for (const nodeId of new Set([v.nodeId, ...v.checks.map((c) => c.nodeId).filter((n): n is string => n !== null)])) {

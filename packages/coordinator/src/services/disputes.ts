@@ -7,9 +7,12 @@
 import { ACCOUNTS, BPS, GpuxError, isGpuxError, mulDiv, newId, type VerificationRecord } from '@gpux/core';
 import { type Asset, type DisputeRequest, type DisputeResponse, formatAmount } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { verificationView } from '../views.js';
 import { visibleJob } from './jobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type DisputesDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'random' | 'signals' | 'store' | 'work'>;
 
 /**
  * The bond: `bps` of what the job was charged, rounded up, and never under `min`. Why a floor: a referee
@@ -34,7 +37,7 @@ function refusal(id: string, v: VerificationRecord, now: number): string | null 
   return null;
 }
 
-export async function disputeJob(rt: Runtime, p: Principal, id: string, body: DisputeRequest): Promise<DisputeResponse> {
+export async function disputeJob(rt: DisputesDeps, p: Principal, id: string, body: DisputeRequest): Promise<DisputeResponse> {
   const job = await visibleJob(rt, p, id);
   // The bond comes out of the job buyer's wallet: only that account may post it, operators included.
   if (job.buyerId !== p.accountId) throw new GpuxError('FORBIDDEN', `only the buyer of job ${id} may dispute it (the bond comes from their wallet)`);
@@ -63,6 +66,6 @@ export async function disputeJob(rt: Runtime, p: Principal, id: string, body: Di
     throw err;
   });
   rt.logger.info({ jobId: id, buyerId: p.accountId, bond, asset }, 'job disputed');
-  rt.scheduling.kick(); // the referee run waits in the queue
+  rt.signals.kick(); // the referee run waits in the queue
   return { verification: verificationView(record), bond, asset };
 }

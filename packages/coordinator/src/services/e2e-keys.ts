@@ -22,9 +22,12 @@ import {
   verifyNodeEncryptionKey,
 } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import { attemptEnded, type Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { nodeAttempt } from './agent.js';
 import { visibleJob } from './jobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type E2eKeysDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 const isEncrypted = (job: JobRecord) => job.spec.encryption !== undefined;
 const ACTIVE = new Set(['assigned', 'running']);
@@ -40,12 +43,12 @@ export function checkNodeEncryptionKey(key: NodeEncryptionKey | undefined, ident
   }
 }
 
-export async function storeNodeEncryptionKey(rt: Runtime, nodeId: string, key: NodeEncryptionKey | undefined): Promise<void> {
+export async function storeNodeEncryptionKey(rt: E2eKeysDeps, nodeId: string, key: NodeEncryptionKey | undefined): Promise<void> {
   if (key) await rt.store.setNodeEncryptionKey({ nodeId, publicKey: key.publicKey, signature: key.signature, updatedAt: rt.clock.now() });
 }
 
 /** The buyer's encrypted job and its check runs (audit, replica, referee) that rerun it with the same inputs. */
-async function family(rt: Runtime, p: Principal, jobId: string): Promise<{ root: JobRecord; jobs: JobRecord[] }> {
+async function family(rt: E2eKeysDeps, p: Principal, jobId: string): Promise<{ root: JobRecord; jobs: JobRecord[] }> {
   const root = await visibleJob(rt, p, jobId);
   if (!isEncrypted(root)) throw new GpuxError('REQUEST_INVALID', `job ${jobId} is not encrypted (its spec has no encryption): there are no keys to release`);
   const v = await rt.store.getVerification(root.id);
@@ -58,7 +61,7 @@ async function family(rt: Runtime, p: Principal, jobId: string): Promise<{ root:
   return { root, jobs };
 }
 
-export async function keyRequests(rt: Runtime, p: Principal, jobId: string): Promise<KeyRequestsResponse> {
+export async function keyRequests(rt: E2eKeysDeps, p: Principal, jobId: string): Promise<KeyRequestsResponse> {
   const { root, jobs } = await family(rt, p, jobId);
   const attempts = (await Promise.all(jobs.map((j) => rt.store.listAttempts(j.id)))).flat();
   const waiting = attempts.filter((a) => a.state === 'assigned');
@@ -89,7 +92,7 @@ export async function keyRequests(rt: Runtime, p: Principal, jobId: string): Pro
 }
 
 /** The buyer releases the data key of an assigned attempt of its encrypted job (or of one of its check runs). */
-export async function releaseKey(rt: Runtime, p: Principal, jobId: string, attemptId: string, wrappedKey: string): Promise<ReleaseKeyResponse> {
+export async function releaseKey(rt: E2eKeysDeps, p: Principal, jobId: string, attemptId: string, wrappedKey: string): Promise<ReleaseKeyResponse> {
   const { jobs } = await family(rt, p, jobId);
   const a = await rt.store.getAttempt(attemptId);
   if (!a || !jobs.some((j) => j.id === a.jobId)) throw new GpuxError('ATTEMPT_NOT_FOUND', `job ${jobId} and its check runs have no attempt ${attemptId}`);
@@ -99,7 +102,7 @@ export async function releaseKey(rt: Runtime, p: Principal, jobId: string, attem
   return { attemptId, stored: res.stored };
 }
 
-async function encryptedAttempt(rt: Runtime, nodeId: string, attemptId: string): Promise<{ a: AttemptRecord; job: JobRecord }> {
+async function encryptedAttempt(rt: E2eKeysDeps, nodeId: string, attemptId: string): Promise<{ a: AttemptRecord; job: JobRecord }> {
   const a = await nodeAttempt(rt, nodeId, attemptId);
   const job = await rt.store.getJob(a.jobId);
   if (!job || !isEncrypted(job)) throw new GpuxError('REQUEST_INVALID', `attempt ${attemptId} is of a job that is not encrypted: it has no keys`);
@@ -108,7 +111,7 @@ async function encryptedAttempt(rt: Runtime, nodeId: string, attemptId: string):
 }
 
 /** The node reads its own attempt's data key: released, or pre-wrapped for it in the spec (attempts of the job itself). */
-export async function attemptKey(rt: Runtime, nodeId: string, attemptId: string): Promise<AttemptKeyResponse> {
+export async function attemptKey(rt: E2eKeysDeps, nodeId: string, attemptId: string): Promise<AttemptKeyResponse> {
   const { a, job } = await encryptedAttempt(rt, nodeId, attemptId);
   const k = (await rt.store.attemptKeys([attemptId])).get(attemptId);
   if (k?.dataKey) return { attemptId, jobId: a.jobId, wrappedKey: k.dataKey, scope: k.dataScope === 'job' ? 'job' : 'attempt' };
@@ -123,7 +126,7 @@ export async function attemptKey(rt: Runtime, nodeId: string, attemptId: string)
 }
 
 /** The node announces its output key wrapped to the buyer (before its first log or output). */
-export async function announceOutputKey(rt: Runtime, nodeId: string, attemptId: string, wrappedKey: string): Promise<{ ok: true; stored: boolean }> {
+export async function announceOutputKey(rt: E2eKeysDeps, nodeId: string, attemptId: string, wrappedKey: string): Promise<{ ok: true; stored: boolean }> {
   const { a } = await encryptedAttempt(rt, nodeId, attemptId);
   const res = await rt.store.setOutputKey({ attemptId, jobId: a.jobId, nodeId, wrappedKey, now: rt.clock.now() });
   return { ok: true, stored: res.stored };
@@ -138,7 +141,7 @@ function invalid(message: string, path: string): GpuxError {
  * its sha256 otherwise. Encrypted jobs: every output says `encrypted`, and outputs come with the output key (stored
  * now, before the result is acknowledged; a key different from the announced one is a CONFLICT). Plain jobs: neither.
  */
-export async function checkResultEncryption(rt: Runtime, a: AttemptRecord, r: { outputs: readonly OutputFile[]; outputDigest: string; outputKey?: string | undefined }): Promise<void> {
+export async function checkResultEncryption(rt: E2eKeysDeps, a: AttemptRecord, r: { outputs: readonly OutputFile[]; outputDigest: string; outputKey?: string | undefined }): Promise<void> {
   if (outputRootDigest(r.outputs.map((f) => ({ path: f.path, sha256: f.encrypted?.sha256 ?? f.sha256 }))) !== r.outputDigest) {
     throw invalid('outputDigest does not match the outputs (sha256 over sorted "path\\0sha256\\n" lines, with the plaintext sha256 of an encrypted output)', 'outputDigest');
   }
@@ -159,7 +162,7 @@ export async function checkResultEncryption(rt: Runtime, a: AttemptRecord, r: { 
  * Assigned attempts of encrypted jobs that waited GPUX_E2E_KEY_WAIT_S without a data key end unstarted (as a
  * refusal: no cost to the node); the job retries (away from that node) or fails with the reason.
  */
-export async function expireKeyWaits(rt: Runtime, now: number): Promise<number> {
+export async function expireKeyWaits(rt: E2eKeysDeps, now: number): Promise<number> {
   const reason = `no data key released by the buyer within ${rt.config.e2eKeyWaitSeconds} s (run \`gpux job keys serve JOB\`, or pre-wrap keys for named nodes)`;
   let ended = 0;
   for (const w of await rt.store.keyWaitingAttempts(now - rt.config.e2eKeyWaitSeconds * 1000, KEY_WAIT_BATCH)) {
@@ -168,7 +171,7 @@ export async function expireKeyWaits(rt: Runtime, now: number): Promise<number> 
     const res = await rt.store.refuseAttempt({ attemptId: w.attemptId, nodeId: w.nodeId, reason, now }, rt.decider);
     if (!res.ended) continue;
     ended++;
-    attemptEnded(rt, w.attemptId, w.jobId, 'refused');
+    rt.signals.attemptEnded(w.attemptId, w.jobId, 'refused');
     rt.logger.warn({ attemptId: w.attemptId, jobId: w.jobId, nodeId: w.nodeId, jobState: res.job.state }, 'no data key released: attempt ended unstarted');
   }
   return ended;

@@ -5,10 +5,13 @@
 import { explainJob, fairQueuePosition } from '@gpux/core';
 import type { ExplainJobResponse } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { visibleJob } from './jobs.js';
 
-export async function explainJobWait(rt: Runtime, p: Principal, id: string): Promise<ExplainJobResponse> {
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type ExplainDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'random' | 'signals' | 'store' | 'work'>;
+
+export async function explainJobWait(rt: ExplainDeps, p: Principal, id: string): Promise<ExplainJobResponse> {
   const job = await visibleJob(rt, p, id);
   const now = rt.clock.now();
   const standing = job.state === 'queued' ? await rt.store.queueStanding(id, now) : undefined;

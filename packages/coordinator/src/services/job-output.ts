@@ -7,9 +7,12 @@ import { performance } from 'node:perf_hooks';
 import { GpuxError, type StoredLogEntry } from '@gpux/core';
 import { type JobLogsResponse, type JobResultResponse, LOG_ENTRY_MAX_BYTES, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import { canSeeBuyer, type Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { PollSlots, SharedReads } from '../waiters.js';
 import { visibleJob } from './jobs.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type JobOutputDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'random' | 'signals' | 'store' | 'work'>;
 
 /** What one read of a job's logs saw. */
 interface LogSnapshot {
@@ -23,8 +26,8 @@ const KEEP_BYTES = 16 * 1024 * 1024;
 const weigh = (snap: LogSnapshot) => 256 + snap.rows.reduce((n, r) => n + 128 + r.data.length * 2, 0);
 
 /** Per-runtime reader state, kept beside the runtime rather than in it. */
-const readers = new WeakMap<Runtime, { slots: PollSlots; reads: SharedReads<LogSnapshot>; owners: Map<string, string> }>();
-function readerState(rt: Runtime) {
+const readers = new WeakMap<object, { slots: PollSlots; reads: SharedReads<LogSnapshot>; owners: Map<string, string> }>();
+function readerState(rt: JobOutputDeps) {
   let s = readers.get(rt);
   if (!s) {
     s = { slots: new PollSlots(), reads: new SharedReads<LogSnapshot>({ keepMs: KEEP_MS, maxWeight: KEEP_BYTES, weigh }), owners: new Map() };
@@ -34,7 +37,7 @@ function readerState(rt: Runtime) {
 }
 
 /** The job's buyer (it never changes, so it is remembered): a re-poll checks visibility without the store. */
-async function ownerOf(rt: Runtime, owners: Map<string, string>, id: string): Promise<string | undefined> {
+async function ownerOf(rt: JobOutputDeps, owners: Map<string, string>, id: string): Promise<string | undefined> {
   const known = owners.get(id);
   if (known !== undefined) return known;
   const job = await rt.store.getJob(id);
@@ -45,7 +48,7 @@ async function ownerOf(rt: Runtime, owners: Map<string, string>, id: string): Pr
 }
 
 /** Log long-polls (waitMs > 0) this token holds now (tests, metrics). */
-export function logPollsHeld(rt: Runtime, tokenId: string): number {
+export function logPollsHeld(rt: JobOutputDeps, tokenId: string): number {
   return readerState(rt).slots.count(tokenId);
 }
 
@@ -53,7 +56,7 @@ export function logPollsHeld(rt: Runtime, tokenId: string): number {
  * One page of a job's logs, waiting up to waitMs for the first new entry. `gone` aborts when the client
  * hangs up: a long-poll nobody waits for gives its slot back at once.
  */
-export async function readJobLogs(rt: Runtime, p: Principal, id: string, q: { after: number; limit: number; waitMs: number }, gone?: AbortSignal): Promise<JobLogsResponse> {
+export async function readJobLogs(rt: JobOutputDeps, p: Principal, id: string, q: { after: number; limit: number; waitMs: number }, gone?: AbortSignal): Promise<JobLogsResponse> {
   const state = readerState(rt);
   const owner = await ownerOf(rt, state.owners, id);
   // Someone else's job is reported missing, not forbidden (as visibleJob does).
@@ -106,7 +109,7 @@ export async function readJobLogs(rt: Runtime, p: Principal, id: string, q: { af
   }
 }
 
-export async function jobResult(rt: Runtime, p: Principal, id: string): Promise<JobResultResponse> {
+export async function jobResult(rt: JobOutputDeps, p: Principal, id: string): Promise<JobResultResponse> {
   const job = await visibleJob(rt, p, id);
   if (!TERMINAL_JOB_STATES.includes(job.state)) throw new GpuxError('RESULT_NOT_READY', `job ${id} is ${job.state}; its result is not ready`);
   const attempts = await rt.store.listAttempts(id);

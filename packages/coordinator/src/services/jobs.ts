@@ -1,14 +1,17 @@
 /** Buyer-side job operations: submit (idempotent), list, get, cancel. Visibility: buyers see only their own. */
 import { GpuxError, isGpuxError, type JobRecord, newId } from '@gpux/core';
 import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
-import { AttemptEventType, formatAmount, JOB_STATES } from '@gpux/protocol';
+import { AttemptEventType, formatAmount, JOB_STATES, priceUnit, unitsPhrase } from '@gpux/protocol';
 import { canSeeBuyer, type Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { attemptView, eventView, jobView } from '../views.js';
 import { paymentFor } from './market.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type JobsDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'random' | 'signals' | 'store' | 'work'>;
+
 /** The job, if this principal may see it; someone else's job is reported missing, not forbidden. */
-export async function visibleJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
+export async function visibleJob(rt: JobsDeps, p: Principal, id: string): Promise<JobRecord> {
   const job = await rt.store.getJob(id);
   if (!job || !canSeeBuyer(p, job.buyerId)) throw new GpuxError('JOB_NOT_FOUND', `no job ${id}`);
   return job;
@@ -25,7 +28,7 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
+export async function submitJob(rt: JobsDeps, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
   const now = rt.clock.now();
   const replicated = spec.replicas === 2;
   // The spec schema refuses replicas: 2 with deterministic: false or nodes > 1; the replica run is the verification step's.
@@ -56,7 +59,7 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
       if (!(isGpuxError(err) && err.code === 'INSUFFICIENT_FUNDS' && payment)) throw err;
       const c = payment;
       const runs = replicated ? ` × 2 runs (replicas: 2): ${formatAmount(2 * c.held, c.asset)} in all` : '';
-      const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${spec.resources.gpu.count > 0 ? 'GPU' : 'job'}-hour × ${c.units} × ${spec.nodes ?? 1} node(s) × ${spec.timeoutSeconds} s)${runs}`;
+      const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${priceUnit(spec.resources.gpu.count)} × ${unitsPhrase(spec.resources.gpu.count, c.units, spec.nodes ?? 1)} × ${spec.timeoutSeconds} s)${runs}`;
       throw new GpuxError('INSUFFICIENT_FUNDS', `${why}; ${err.message} — deposit funds (gpux wallet deposit), or lower maxPricePerGpuHour or timeoutSeconds${replicated ? ', or drop replicas' : ''}`, { cause: err });
     });
   if (!created && canonical(job.spec) !== canonical(spec)) {
@@ -64,7 +67,7 @@ export async function submitJob(rt: Runtime, p: Principal, spec: JobSpec, idempo
   }
   if (created) {
     rt.logger.debug({ jobId: job.id, buyerId: p.accountId }, 'job submitted');
-    rt.scheduling.kick();
+    rt.signals.kick();
   }
   return { job: jobView(job), created };
 }
@@ -81,7 +84,7 @@ export function parseStates(raw: string | undefined): JobState[] | undefined {
   return states as JobState[];
 }
 
-export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; limit: number; cursor?: string }): Promise<ListJobsResponse> {
+export async function listJobs(rt: JobsDeps, p: Principal, q: { state?: string; limit: number; cursor?: string }): Promise<ListJobsResponse> {
   const states = parseStates(q.state);
   const page = await rt.store.listJobs({
     limit: q.limit,
@@ -97,7 +100,7 @@ export async function listJobs(rt: Runtime, p: Principal, q: { state?: string; l
  * The job with its newest events: a page of its own (state, money) events and the node-reported ones in
  * their range, so a node's image-pull events can never push the job's end or its charges out of view.
  */
-export async function getJob(rt: Runtime, p: Principal, id: string, q: { eventsBefore?: number | undefined; eventsLimit: number } = { eventsLimit: 200 }): Promise<GetJobResponse> {
+export async function getJob(rt: JobsDeps, p: Principal, id: string, q: { eventsBefore?: number | undefined; eventsLimit: number } = { eventsLimit: 200 }): Promise<GetJobResponse> {
   const job = await visibleJob(rt, p, id);
   const [attempts, page, verification] = await Promise.all([
     rt.store.listAttempts(id),
@@ -114,7 +117,7 @@ export async function getJob(rt: Runtime, p: Principal, id: string, q: { eventsB
 }
 
 /** Queued: cancelled at once. Running: cancelRequested, and the node hears it on its next call or long-poll. */
-export async function cancelJob(rt: Runtime, p: Principal, id: string): Promise<JobRecord> {
+export async function cancelJob(rt: JobsDeps, p: Principal, id: string): Promise<JobRecord> {
   await visibleJob(rt, p, id);
   const { job, stopAttemptIds } = await rt.store.requestCancel(id, rt.clock.now(), rt.config.cancelGraceMs);
   rt.logger.info({ jobId: id, state: job.state, stopAttemptIds }, 'job cancel requested');

@@ -14,7 +14,10 @@
  * node looks per epoch; job shapes left unchecked when it runs out count nowhere.
  */
 import { buyerDemandCap, CPU_CLASS, fitsWhenIdle, type JobRequirements, type NodeCapacity, requirementsOf, stakeToLock } from '@gpux/core';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type MarketDemandDeps = Needs<'book' | 'config' | 'index' | 'store'>;
 
 /** Node looks per epoch spent on deciding which queued job shapes fit a live node. */
 export const DEMAND_VISIT_BUDGET = 50_000;
@@ -25,7 +28,7 @@ type Tally = Map<string, number>;
 const add = (m: Tally, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
 /** The stake a node needs free to count as live supply of a class. */
-function liveStake(rt: Runtime, memo: Tally, cls: string): number {
+function liveStake(rt: MarketDemandDeps, memo: Tally, cls: string): number {
   let v = memo.get(cls);
   if (v === undefined) {
     v = stakeToLock(rt.book.floor(cls), 1, LIVE_STAKE_SECONDS);
@@ -34,7 +37,7 @@ function liveStake(rt: Runtime, memo: Tally, cls: string): number {
   return v;
 }
 
-function isLive(rt: Runtime, memo: Tally, n: NodeCapacity, cls: string): boolean {
+function isLive(rt: MarketDemandDeps, memo: Tally, n: NodeCapacity, cls: string): boolean {
   return n.schedulable && n.providerId !== null && n.stake - n.stakeLocked >= Math.max(1, liveStake(rt, memo, cls));
 }
 
@@ -42,7 +45,7 @@ function isLive(rt: Runtime, memo: Tally, n: NodeCapacity, cls: string): boolean
  * The classes in which the job could run on live nodes (enough distinct fitting nodes for a gang), by the
  * scheduler's filters over the index's buckets (schedulable nodes only). Spends `budget.left`.
  */
-function fittingClasses(rt: Runtime, memo: Tally, req: JobRequirements, budget: { left: number }): string[] {
+function fittingClasses(rt: MarketDemandDeps, memo: Tally, req: JobRequirements, budget: { left: number }): string[] {
   const perClass = new Map<string, number>();
   const seen = new Set<string>();
   const look = (n: NodeCapacity, cls: string): boolean => {
@@ -78,7 +81,7 @@ function fittingClasses(rt: Runtime, memo: Tally, req: JobRequirements, budget: 
   return seen.size >= req.nodes ? [...perClass.keys()].sort() : [];
 }
 
-export async function supplyAndDemand(rt: Runtime, now: number): Promise<{ supply: Tally; demand: Tally }> {
+export async function supplyAndDemand(rt: MarketDemandDeps, now: number): Promise<{ supply: Tally; demand: Tally }> {
   const supply: Tally = new Map();
   const demand: Tally = new Map();
   const memo: Tally = new Map();

@@ -22,13 +22,16 @@ import {
   utilizationBps,
 } from '@gpux/core';
 import { formatAmount, type GpuDevice, type JobSpec } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { supplyAndDemand } from './market-demand.js';
 
-const policyOf = (rt: Runtime) => ({ targetUtilizationBps: rt.config.marketTargetBps, maxStepBps: rt.config.marketMaxStepBps });
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type MarketDeps = Needs<'book' | 'config' | 'index' | 'store'>;
+
+const policyOf = (rt: MarketDeps) => ({ targetUtilizationBps: rt.config.marketTargetBps, maxStepBps: rt.config.marketMaxStepBps });
 
 /** The market classes whose GPUs the job would accept, among those on the network now (cpu for CPU-only jobs). */
-export function acceptedClasses(rt: Runtime, spec: JobSpec): string[] {
+export function acceptedClasses(rt: MarketDeps, spec: JobSpec): string[] {
   if (spec.resources.gpu.count === 0) return [CPU_CLASS];
   const req = requirementsOf({ spec, avoidNodeIds: [] });
   const out = new Set<string>();
@@ -48,7 +51,7 @@ function catalogueFits(cls: string, want: ReturnType<typeof requirementsOf>['gpu
  * The lowest floor among the classes a job accepts: those on the network now; with none, the catalogue's
  * classes its GPU want names, and the default floor of a class the catalogue does not know.
  */
-function lowestFloor(rt: Runtime, spec: JobSpec, accepted: readonly string[]): { floor: number; cls: string } {
+function lowestFloor(rt: MarketDeps, spec: JobSpec, accepted: readonly string[]): { floor: number; cls: string } {
   let classes = [...accepted];
   if (classes.length === 0) {
     const want = requirementsOf({ spec, avoidNodeIds: [] }).gpu;
@@ -70,7 +73,7 @@ function lowestFloor(rt: Runtime, spec: JobSpec, accepted: readonly string[]): {
  * its class floor): SPEC_INVALID on maxPricePerGpuHour naming the floor, before anything is held. So a
  * market job's hold is never 0.
  */
-export function paymentFor(rt: Runtime, spec: JobSpec): JobPaymentRecord | undefined {
+export function paymentFor(rt: MarketDeps, spec: JobSpec): JobPaymentRecord | undefined {
   if (!rt.config.market) return undefined;
   const asset = spec.asset ?? 'usdc';
   const accepted = acceptedClasses(rt, spec);
@@ -100,7 +103,7 @@ export function paymentFor(rt: Runtime, spec: JobSpec): JobPaymentRecord | undef
 }
 
 /** The class a placement's work is priced in: its first GPU's, or cpu. */
-function classOfPlacement(rt: Runtime, p: Placement): string | undefined {
+function classOfPlacement(rt: MarketDeps, p: Placement): string | undefined {
   const node = rt.index.get(p.nodeId);
   if (!node) return undefined;
   if (p.gpuIndices.length === 0) return CPU_CLASS;
@@ -115,7 +118,7 @@ function classOfPlacement(rt: Runtime, p: Placement): string | undefined {
  * clear (the ask rose, the node lost its provider) or whose node's free stake no longer covers its lock is
  * dropped with its whole gang; the caller releases what was dropped.
  */
-export function pricePlacements(rt: Runtime, jobs: ReadonlyMap<string, JobRecord>, placements: Placement[]): { priced: Placement[]; dropped: Placement[] } {
+export function pricePlacements(rt: MarketDeps, jobs: ReadonlyMap<string, JobRecord>, placements: Placement[]): { priced: Placement[]; dropped: Placement[] } {
   const bad = new Set<string>();
   for (const p of placements) {
     const job = jobs.get(p.jobId);
@@ -164,7 +167,7 @@ export function pricePlacements(rt: Runtime, jobs: ReadonlyMap<string, JobRecord
 }
 
 /** Put the node's gross asks into the capacity index (after it registers, or its provider's asks change). */
-export function applyNodeAsks(rt: Runtime, nodeId: string, providerId: string | null, gpus: readonly GpuDevice[]): void {
+export function applyNodeAsks(rt: MarketDeps, nodeId: string, providerId: string | null, gpus: readonly GpuDevice[]): void {
   const a = rt.book.grossAsks(providerId, gpus);
   rt.index.setAsk(nodeId, a.gpu, a.cpu);
 }
@@ -175,7 +178,7 @@ export function applyNodeAsks(rt: Runtime, nodeId: string, providerId: string | 
  * each price moves toward the target utilization. Recorded, then applied to the book and to the quotes
  * the scheduler prices nodes with.
  */
-export async function runEpoch(rt: Runtime, now: number): Promise<PricePointRecord[]> {
+export async function runEpoch(rt: MarketDeps, now: number): Promise<PricePointRecord[]> {
   const { supply, demand } = await supplyAndDemand(rt, now);
   const policy = policyOf(rt);
   const epoch = rt.book.epoch + 1;
@@ -193,6 +196,6 @@ export async function runEpoch(rt: Runtime, now: number): Promise<PricePointReco
 }
 
 /** Price the capacity index's nodes from the book (at start; runEpoch refreshes after each epoch). */
-export function quoteFromBook(rt: Runtime): void {
+export function quoteFromBook(rt: MarketDeps): void {
   rt.index.quotes.setSource((cls) => ({ index: rt.book.price(cls), floor: rt.book.floor(cls) }));
 }

@@ -2,7 +2,10 @@
 import { GpuxError, type PenaltyRecord } from '@gpux/core';
 import type { NodePenaltiesResponse, PenaltyView } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type PenaltiesDeps = Needs<'store'>;
 
 const PAGE = 1000;
 type OtherPenalty = NonNullable<NodePenaltiesResponse['otherPenalties']>[number];
@@ -30,7 +33,7 @@ function otherView(p: PenaltyRecord): OtherPenalty {
   return { id, kind: p.kind as OtherPenalty['kind'], at, attemptId, jobId, slashed, fee, banned, suspended, transferId, reason, evidence };
 }
 
-export async function nodePenalties(rt: Runtime, p: Principal, nodeId: string): Promise<NodePenaltiesResponse> {
+export async function nodePenalties(rt: PenaltiesDeps, p: Principal, nodeId: string): Promise<NodePenaltiesResponse> {
   const node = await rt.store.getNode(nodeId);
   // Someone else's node reads as missing, like someone else's stake.
   if (!node || (p.role !== 'operator' && node.providerId !== p.accountId)) throw new GpuxError('NODE_NOT_FOUND', `no node ${nodeId} of yours`);

@@ -2,11 +2,14 @@
 import { CLASS_CATALOGUE, changeBps, GpuxError, marketClassOf } from '@gpux/core';
 import type { AsksResponse, MarketPricesResponse, PriceHistoryResponse } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs, Runtime } from '../runtime.js';
 import { applyNodeAsks } from './market.js';
 
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type PricesDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'index' | 'logger' | 'signals' | 'store'>;
+
 /** From the price book (memory): a dashboard polling this every few seconds reads no history. */
-export function marketPrices(rt: Runtime): MarketPricesResponse {
+export function marketPrices(rt: PricesDeps): MarketPricesResponse {
   const classes = rt.book.points().map(({ latest: p, previous, dayAgo }) => ({
     class: p.marketClass,
     asset: 'usdc' as const,
@@ -31,7 +34,7 @@ export function marketPrices(rt: Runtime): MarketPricesResponse {
   };
 }
 
-export async function priceHistory(rt: Runtime, q: { class?: string; limit: number }): Promise<PriceHistoryResponse> {
+export async function priceHistory(rt: PricesDeps, q: { class?: string; limit: number }): Promise<PriceHistoryResponse> {
   const points = await rt.store.priceHistory({ limit: q.limit, ...(q.class ? { marketClass: q.class } : {}) });
   return {
     points: points.map((p) => ({ class: p.marketClass, epoch: p.epoch, at: p.at, price: p.price, utilizationBps: p.utilizationBps, supplyUnits: p.supplyUnits, demandUnits: p.demandUnits })),
@@ -42,19 +45,19 @@ function asksView(asks: Awaited<ReturnType<Runtime['store']['listAsks']>>): Asks
   return { asks: asks.map((a) => ({ providerId: a.providerId, class: a.marketClass, pricePerGpuHour: a.pricePerGpuHour, updatedAt: a.updatedAt })) };
 }
 
-export async function myAsks(rt: Runtime, p: Principal): Promise<AsksResponse> {
+export async function myAsks(rt: PricesDeps, p: Principal): Promise<AsksResponse> {
   return asksView(await rt.store.listAsks(p.accountId));
 }
 
 /** Classes an ask may name: the catalogue's, those the index has priced, and those of GPUs on the network now. */
-function knownClasses(rt: Runtime): Set<string> {
+function knownClasses(rt: PricesDeps): Set<string> {
   const out = new Set([...Object.keys(CLASS_CATALOGUE), ...rt.book.classes()]);
   for (const n of rt.index.allNodes()) for (const g of n.gpus) out.add(marketClassOf(g));
   return out;
 }
 
 /** Store the ask, then re-price the provider's nodes in the capacity index. A class nobody knows is a typo until shown otherwise. */
-export async function setAsk(rt: Runtime, p: Principal, cls: string, price: number | null): Promise<AsksResponse> {
+export async function setAsk(rt: PricesDeps, p: Principal, cls: string, price: number | null): Promise<AsksResponse> {
   const known = knownClasses(rt);
   if (price !== null && !known.has(cls)) {
     const like = [...known].filter((k) => k.split('-')[1] !== undefined && cls.includes(k.split('-')[1] as string)).sort();
@@ -69,6 +72,6 @@ export async function setAsk(rt: Runtime, p: Principal, cls: string, price: numb
     if (n.providerId === p.accountId) applyNodeAsks(rt, n.nodeId, n.providerId, n.gpus);
   }
   rt.logger.info({ providerId: p.accountId, class: cls, price }, 'ask set');
-  rt.scheduling.kick();
+  rt.signals.kick();
   return asksView(asks);
 }

@@ -6,14 +6,17 @@
  */
 import { explainPlacement, type JobRecord, requirementsOf } from '@gpux/core';
 import { formatAmount } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type QueueTimeoutsDeps = Needs<'config' | 'index' | 'logger' | 'logs' | 'store'>;
 
 const BATCH = 200;
 /** Jobs failed per expiry pass at most: a flood of timeouts is worked off over passes, not in one. */
 const MAX_PER_PASS = 2000;
 
 /** Why the job never left the queue, in words the buyer can act on (what follows "waited N s in the queue: "). */
-export function queueTimeoutWhy(rt: Runtime, job: JobRecord): string {
+export function queueTimeoutWhy(rt: QueueTimeoutsDeps, job: JobRecord): string {
   const p = explainPlacement(job, rt.index);
   const req = requirementsOf(job);
   const rejected = (name: string) => p.filters.find((f) => f.name === name)?.rejected ?? 0;
@@ -32,7 +35,7 @@ export function queueTimeoutWhy(rt: Runtime, job: JobRecord): string {
  * Fail every queued job past its deadline, in batches (each job in its own store transaction). Explain looks
  * at every node, so its verdict is worked out once per job shape (and payment cap) per pass.
  */
-export async function expireQueuedJobs(rt: Runtime, now: number): Promise<number> {
+export async function expireQueuedJobs(rt: QueueTimeoutsDeps, now: number): Promise<number> {
   let done = 0;
   const why = new Map<string, string>();
   const reason = (job: JobRecord, waited: number) => {

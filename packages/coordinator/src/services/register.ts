@@ -6,19 +6,21 @@
  */
 import { GpuxError } from '@gpux/core';
 import { type NodeAdvertisement, type NodeEncryptionKey, type RegisterResponse, SEAL_TTL_MS } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { ENROLLMENT_TOKEN_PREFIX, hashToken, TOKEN_PREFIX } from '../tokens.js';
 import { adProblems } from './advertisement-check.js';
 import { afterRegister } from './challenges.js';
 import { checkNodeEncryptionKey, storeNodeEncryptionKey } from './e2e-keys.js';
 import { RegisterRate } from './register-rate.js';
-import { nodeChanged } from '../cluster/follow.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type RegisterDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'signals' | 'signer' | 'store' | 'work'>;
 
 const HOW = 'create one with `gpux enrollment create` (or POST /v1/enrollments) and start the agent with --enrollment-token';
 
 /** One limiter per runtime (a coordinator process), created on first use. */
-const rates = new WeakMap<Runtime, RegisterRate>();
-function rateOf(rt: Runtime): RegisterRate {
+const rates = new WeakMap<object, RegisterRate>();
+function rateOf(rt: RegisterDeps): RegisterRate {
   let r = rates.get(rt);
   if (!r) {
     r = new RegisterRate(rt.config.registerRatePerMin);
@@ -39,7 +41,7 @@ export interface RegisterInput {
 }
 
 /** The enrollment a token names; every way it can fail is a 401 that says how to fix it. */
-async function enrollmentOf(rt: Runtime, input: RegisterInput) {
+async function enrollmentOf(rt: RegisterDeps, input: RegisterInput) {
   const token = input.enrollmentToken;
   if (token === undefined) {
     if (input.legacyProviderToken) throw new GpuxError('UNAUTHORIZED', `providerToken is no longer accepted: nodes register with an enrollment token (gpux_enroll_…); ${HOW}`);
@@ -57,7 +59,7 @@ async function enrollmentOf(rt: Runtime, input: RegisterInput) {
   return e;
 }
 
-export async function register(rt: Runtime, input: RegisterInput): Promise<RegisterResponse> {
+export async function register(rt: RegisterDeps, input: RegisterInput): Promise<RegisterResponse> {
   const { nodeId, publicKey, advertisement } = input;
   const now = rt.clock.now();
   const enrollment = await enrollmentOf(rt, input);
@@ -87,17 +89,17 @@ export async function register(rt: Runtime, input: RegisterInput): Promise<Regis
   });
   await storeNodeEncryptionKey(rt, nodeId, input.encryptionKey);
   rt.nodeKeys.remember(nodeId, publicKey);
-  await nodeChanged(rt, node.id);
+  await rt.signals.nodeChanged(node.id);
   // Proof of hardware: challenge it (provider-wide) unless proven for this advertisement; off: 'skipped'.
   // The node is registered either way: if this fails, the challenge loop issues it on its next pass.
   await afterRegister(rt, before, node).catch((err: unknown) => rt.logger.error({ err, nodeId }, 'issuing the proof-of-hardware challenge failed'));
   rt.logger.info({ nodeId, hostname: advertisement.hostname, gpus: advertisement.gpus.length, enrollmentId: enrollment.id }, 'node registered');
-  rt.scheduling.kick();
+  rt.signals.kick();
   return { nodeId, heartbeatIntervalMs: rt.config.heartbeatIntervalMs, leaseTtlMs: rt.config.leaseTtlMs, serverTime: now, coordinator: identityFor(rt, nodeId, publicKey, now) };
 }
 
 /** The coordinator's key and its seal over this registration (issue 19): the agent checks it against the key it pinned. */
-function identityFor(rt: Runtime, nodeId: string, nodePublicKey: string, serverTime: number): NonNullable<RegisterResponse['coordinator']> {
+function identityFor(rt: RegisterDeps, nodeId: string, nodePublicKey: string, serverTime: number): NonNullable<RegisterResponse['coordinator']> {
   const seal = rt.signer.seal({ kind: 'registration', nodeId, nodePublicKey, serverTime }, serverTime + SEAL_TTL_MS.registration);
   return { publicKey: rt.signer.publicKeyOf(seal.keyId), fingerprint: seal.keyId, seal };
 }

@@ -1,6 +1,9 @@
 /** Network totals for the dashboard overview: nodes, GPUs by class (free/busy), jobs by state, placement rate. */
 import { JOB_STATES, type GpuClassStats, type JobState, type StatsResponse } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type StatsDeps = Needs<'clock' | 'index' | 'metrics' | 'offlineNodes' | 'startedAt' | 'store'>;
 
 const RATE_WINDOW_MS = 60_000;
 /** One placement-counter sample per this many ms is enough to measure a per-minute rate. */
@@ -35,9 +38,9 @@ class PlacementRate {
   }
 }
 
-const rates = new WeakMap<Runtime, PlacementRate>();
+const rates = new WeakMap<object, PlacementRate>();
 
-function gpuStats(rt: Runtime): { byClass: GpuClassStats[]; nodes: StatsResponse['nodes'] } {
+function gpuStats(rt: StatsDeps): { byClass: GpuClassStats[]; nodes: StatsResponse['nodes'] } {
   const classes = new Map<string, GpuClassStats>();
   const nodes = { total: 0, online: 0, offline: 0, cordoned: 0, simulated: 0 };
   for (const n of rt.index.candidates(undefined)) {
@@ -68,7 +71,7 @@ function gpuStats(rt: Runtime): { byClass: GpuClassStats[]; nodes: StatsResponse
 }
 
 /** Reads only the in-memory capacity index, one grouped count and a counter: cheap enough to poll. */
-export async function networkStats(rt: Runtime): Promise<StatsResponse> {
+export async function networkStats(rt: StatsDeps): Promise<StatsResponse> {
   const now = rt.clock.now();
   const [counts, placed] = await Promise.all([rt.store.countJobsByState(), rt.metrics.placements.get()]);
   const byState = Object.fromEntries(JOB_STATES.map((s) => [s, counts[s] ?? 0])) as Record<JobState, number>;

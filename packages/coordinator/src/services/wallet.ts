@@ -18,7 +18,10 @@ import {
 } from '@gpux/protocol';
 import type { z } from 'zod';
 import type { Principal } from '../principal.js';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
+
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type WalletDeps = Needs<'clock' | 'config' | 'logger' | 'random' | 'settlementAdapter' | 'store'>;
 
 type Out<T extends z.ZodType> = z.output<T>;
 
@@ -40,7 +43,7 @@ export function payoutView(p: PayoutRecord): PayoutView {
   return { ...p };
 }
 
-export async function wallet(rt: Runtime, p: Principal): Promise<WalletResponse> {
+export async function wallet(rt: WalletDeps, p: Principal): Promise<WalletResponse> {
   const escrow = await rt.store.escrowOfBuyer(p.accountId);
   const pending = await rt.store.listPayouts({ accountId: p.accountId, state: 'pending', limit: 1000 });
   // Issue 11: a provider's pay waits in pending:<attempt> until verification; shown, never counted as available.
@@ -62,7 +65,7 @@ export async function wallet(rt: Runtime, p: Principal): Promise<WalletResponse>
   return { accountId: p.accountId, balances };
 }
 
-export async function walletHistory(rt: Runtime, p: Principal, q: { asset?: (typeof ASSETS)[number]; limit: number; cursor?: string }): Promise<WalletHistoryResponse> {
+export async function walletHistory(rt: WalletDeps, p: Principal, q: { asset?: (typeof ASSETS)[number]; limit: number; cursor?: string }): Promise<WalletHistoryResponse> {
   const page = await rt.store.walletHistory(p.accountId, q);
   return {
     entries: page.items.map((e) => ({ transferId: e.transferId, at: e.at, kind: e.kind, asset: e.asset, amount: e.amount, balanceAfter: e.balanceAfter, jobId: e.jobId, nodeId: e.nodeId, memo: e.memo })),
@@ -78,7 +81,7 @@ export const TREASURY_ACCOUNT_ID = 'treasury';
  * (accountId "treasury": it funds audits, referee runs and canaries); on a dev network
  * (GPUX_DEV_MINT=1) any account may mint test funds into its own wallet.
  */
-export async function deposit(rt: Runtime, p: Principal, body: Out<typeof DepositRequest>): Promise<TransferView> {
+export async function deposit(rt: WalletDeps, p: Principal, body: Out<typeof DepositRequest>): Promise<TransferView> {
   const target = body.accountId ?? p.accountId;
   const operator = p.role === 'operator';
   if (!operator && target !== p.accountId) throw new GpuxError('FORBIDDEN', 'only operators deposit into another account; drop accountId');
@@ -108,7 +111,7 @@ export async function deposit(rt: Runtime, p: Principal, body: Out<typeof Deposi
  * The amount leaves the wallet as a durable pending payout first; then the settlement adapter gets it. An
  * adapter failure leaves the payout pending (never lost, never paid twice by us): an operator settles it.
  */
-export async function withdraw(rt: Runtime, p: Principal, body: Out<typeof WithdrawRequest>): Promise<PayoutView> {
+export async function withdraw(rt: WalletDeps, p: Principal, body: Out<typeof WithdrawRequest>): Promise<PayoutView> {
   const now = rt.clock.now();
   const adapter = rt.settlementAdapter;
   let payout = await rt.store.requestPayout({
@@ -131,11 +134,11 @@ export async function withdraw(rt: Runtime, p: Principal, body: Out<typeof Withd
   return payoutView(payout);
 }
 
-export async function listPayouts(rt: Runtime, q: { accountId?: string; state?: PayoutRecord['state']; limit: number }): Promise<ListPayoutsResponse> {
+export async function listPayouts(rt: WalletDeps, q: { accountId?: string; state?: PayoutRecord['state']; limit: number }): Promise<ListPayoutsResponse> {
   return { payouts: (await rt.store.listPayouts(q)).map(payoutView) };
 }
 
-export async function settlePayout(rt: Runtime, p: Principal, id: string, outcome: { reference: string } | { reason: string }): Promise<PayoutView> {
+export async function settlePayout(rt: WalletDeps, p: Principal, id: string, outcome: { reference: string } | { reason: string }): Promise<PayoutView> {
   const now = rt.clock.now();
   const payout = 'reference' in outcome ? await rt.store.completePayout(id, outcome.reference, now) : await rt.store.rejectPayout(id, outcome.reason, now);
   rt.logger.info({ payoutId: id, state: payout.state, by: p.accountId }, 'payout settled');
@@ -146,7 +149,7 @@ export async function settlePayout(rt: Runtime, p: Principal, id: string, outcom
  * The treasury and the ledger's totals per asset, the audit budget (core trust/audit-budget.ts: what the
  * store enforces when it funds a check run) with the treasury's flows it is read from, and the canaries.
  */
-export async function treasury(rt: Runtime): Promise<TreasuryResponse> {
+export async function treasury(rt: WalletDeps): Promise<TreasuryResponse> {
   const [totals, flows, canaries] = await Promise.all([rt.store.ledgerTotals(), rt.store.treasuryFlows(), rt.store.canaryStats()]);
   const shareBps = rt.config.auditBudgetBps;
   return {
@@ -173,7 +176,7 @@ export async function treasury(rt: Runtime): Promise<TreasuryResponse> {
   };
 }
 
-export async function ledger(rt: Runtime, q: { limit: number; cursor?: string; jobId?: string; account?: string }): Promise<LedgerResponse> {
+export async function ledger(rt: WalletDeps, q: { limit: number; cursor?: string; jobId?: string; account?: string }): Promise<LedgerResponse> {
   const page = await rt.store.listTransfers(q);
   return { transfers: page.items.map(transferView), nextCursor: page.nextCursor };
 }

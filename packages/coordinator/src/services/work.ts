@@ -5,10 +5,13 @@
 import { performance } from 'node:perf_hooks';
 import { GpuxError } from '@gpux/core';
 import { type Assignment, assignmentOrder, JobSpec, SEAL_TTL_MS, type WorkResponse } from '@gpux/protocol';
-import type { Runtime } from '../runtime.js';
+import type { Needs } from '../runtime.js';
 import { PollSlots } from '../waiters.js';
 
-const slotsOf = new WeakMap<Runtime, PollSlots>();
+/** What this module uses of the coordinator's runtime (wired in runtime.ts). */
+type WorkDeps = Needs<'clock' | 'config' | 'delivery' | 'logger' | 'signer' | 'store' | 'work'>;
+
+const slotsOf = new WeakMap<object, PollSlots>();
 
 export interface WorkSnapshot {
   assignments: Assignment[];
@@ -19,7 +22,7 @@ export interface WorkSnapshot {
  * Seal what goes out (issue 19): each assignment over its attempt, job, node, spec digest, GPUs, lease and
  * gang; each cancel over its attempt and node. Signed where the response is built, never stored.
  */
-function sealed(rt: Runtime, nodeId: string, snap: WorkSnapshot): WorkResponse {
+function sealed(rt: WorkDeps, nodeId: string, snap: WorkSnapshot): WorkResponse {
   const expiresAt = rt.clock.now() + SEAL_TTL_MS.assignment;
   const assignments = snap.assignments.map((a) => {
     const order = assignmentOrder(a, nodeId);
@@ -32,14 +35,14 @@ function sealed(rt: Runtime, nodeId: string, snap: WorkSnapshot): WorkResponse {
  * The spec parsed by the schema the agent parses it with, so the seal's spec digest is over exactly what is
  * sent. A stored spec the schema no longer takes is sent as stored (the agent will refuse it) and logged.
  */
-function specAsSent(rt: Runtime, jobId: string, spec: Assignment['spec']): Assignment['spec'] {
+function specAsSent(rt: WorkDeps, jobId: string, spec: Assignment['spec']): Assignment['spec'] {
   const parsed = JobSpec.safeParse(spec);
   if (parsed.success) return parsed.data;
   rt.logger.warn({ jobId, problems: parsed.error.issues.slice(0, 5) }, 'a stored job spec does not parse as a JobSpec: sent as stored');
   return spec;
 }
 
-async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
+async function snapshot(rt: WorkDeps, nodeId: string): Promise<WorkSnapshot> {
   const out: WorkSnapshot = { assignments: [], cancel: [] };
   const now = rt.clock.now();
   const attempts = await rt.store.listActiveAttempts(nodeId);
@@ -69,7 +72,7 @@ async function snapshot(rt: Runtime, nodeId: string): Promise<WorkSnapshot> {
 }
 
 /** Wait up to `waitMs` for news for this node; always answers with the node's full current set. */
-export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkResponse> {
+export async function pollWork(rt: WorkDeps, nodeId: string, waitMs: number): Promise<WorkResponse> {
   let slots = slotsOf.get(rt);
   if (!slots) {
     slots = new PollSlots();
@@ -89,7 +92,7 @@ export async function pollWork(rt: Runtime, nodeId: string, waitMs: number): Pro
   }
 }
 
-async function waitForWork(rt: Runtime, nodeId: string, waitMs: number): Promise<WorkSnapshot> {
+async function waitForWork(rt: WorkDeps, nodeId: string, waitMs: number): Promise<WorkSnapshot> {
   const begin = performance.now();
   const redeliverMs = rt.config.heartbeatIntervalMs;
   for (;;) {

@@ -25,6 +25,7 @@ import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
 import * as payouts from './payouts.js';
 import * as prices from './prices.js';
+import * as provider from './provider.js';
 import * as queue from './queue.js';
 import { failQueueTimeouts } from './queue-timeout.js';
 import * as reputation from './reputation.js';
@@ -111,6 +112,8 @@ function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
     registerNode: (node) => nodes.registerNode(ctx, node),
     getNode: (id) => nodes.getNode(ctx, id),
     listNodes: (q) => nodes.listNodes(ctx, q),
+    providerNodes: (providerId, limit) => provider.providerNodes(ctx, providerId, limit),
+    providerEarnings: (providerId) => provider.providerEarnings(ctx, providerId),
     heartbeat: (nodeId, now, leaseExpiresAt) => nodes.heartbeat(ctx, nodeId, now, leaseExpiresAt),
     setNodeAdminState: (nodeId, state, now) => nodes.setNodeAdminState(ctx, nodeId, state, now),
     setNodeTier: (nodeId, tier, now, by) => nodes.setNodeTier(ctx, nodeId, tier, now, by),

@@ -14,7 +14,7 @@
  * that order everywhere, so two settling transactions never wait on each other's carry rows.
  */
 import { ACCOUNTS, type CarryKey, escrowRelease, type FeeCarry, move, type NewJob, planSettlement, settlementNeedsCarry } from '@gpux/core';
-import { type Asset, formatAmount } from '@gpux/protocol';
+import { type Asset, formatAmount, priceUnit, unitsPhrase } from '@gpux/protocol';
 import { type Kysely, sql } from 'kysely';
 import { attemptFactsFromRow } from './attempt-end-rows.js';
 import { inTx, type StoreContext } from './context.js';
@@ -32,7 +32,7 @@ export async function holdEscrowIn(trx: Kysely<Database>, job: NewJob): Promise<
     kind: 'escrow.hold',
     postings: move(p.asset, ACCOUNTS.wallet(job.buyerId), [{ account: ACCOUNTS.escrow(job.id), amount: p.held }]),
     at: job.now,
-    memo: `hold for job ${job.id}: cap ${formatAmount(p.capPerUnitHour, p.asset)} × ${p.units} units × ${nodes} nodes × ${job.spec.timeoutSeconds} s`,
+    memo: `hold for job ${job.id}: cap ${formatAmount(p.capPerUnitHour, p.asset)} per ${priceUnit(job.spec.resources.gpu.count)} × ${unitsPhrase(job.spec.resources.gpu.count, p.units, nodes)} × ${job.spec.timeoutSeconds} s`,
     jobId: job.id,
   });
 }

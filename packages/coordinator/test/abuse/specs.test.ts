@@ -3,7 +3,8 @@
  * whole spec over MAX_SPEC_BYTES are 400 SPEC_INVALID naming the limit, with nothing stored; a buyer at
  * GPUX_MAX_QUEUED_PER_BUYER gets 429 LIMIT_EXCEEDED with nothing written or held (market on, funded buyer,
  * ledger balanced); operators are exempt. The scheduling pass reads only each spec's scheduling view, and
- * after a restart queued jobs still place and reach their node with the whole spec.
+ * after a restart queued jobs still place and reach their node with the whole spec. Issue 16: thousands of
+ * unknown keys get one bounded problem, keys escaped.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -47,6 +48,21 @@ describe('abuse: huge specs', () => {
       assert.deepEqual((await call(h.url, 'GET', '/v1/jobs', { token: buyer })).body.jobs, []);
     });
   }
+
+  test('issue 16: thousands of unknown keys get one bounded problem naming the first few, with a did-you-mean', async () => {
+    const junk = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}-${'x'.repeat(30)}`, 1]));
+    const res = await submit({ ...spec({}), imagee: 'x', ...junk, '\u001b[31mred': 1 });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'SPEC_INVALID');
+    const problems = res.body.error.problems as Array<{ path: string; message: string }>;
+    assert.equal(problems.length, 1, JSON.stringify(problems).slice(0, 500));
+    assert.match(problems[0]?.message ?? '', /^unknown key 'imagee' — did you mean 'image'\?; unknown keys 'k0-x+', 'k1-x+', 'k2-x+', 'k3-x+' — the keys here are name, image, command, /);
+    assert.match(problems[0]?.message ?? '', /; and 4997 more unknown keys$/);
+    assert.ok((problems[0]?.message.length ?? 0) < 2000, 'bounded');
+    const odd = await submit({ '\u001b[31mred': 1, ...spec({}) });
+    assert.equal(odd.status, 400);
+    assert.match(odd.body.error.problems[0].message, /^unknown key "\\u001b\[31mred" — the keys here are /, 'a key is escaped, never echoed raw');
+  });
 
   test('a spec of exactly MAX_SPEC_BYTES is accepted; inline inputs are counted apart (their own 1 MiB)', async () => {
     const base = spec({ args: [], inputs: [{ path: 'in.txt', content: 'i'.repeat(512 * 1024) }] });

@@ -5,11 +5,15 @@
  * job's escrow, as far as it holds, with the fee carried per (provider, asset). The provider's share goes
  * to its wallet, or to pending:<attempt> while the job holds pay until verification (holdPay).
  */
-import { formatAmount } from '@gpux/protocol';
+import { formatAmount, priceUnit, unitsPhrase } from '@gpux/protocol';
+import { CPU_CLASS } from '../market/classes.js';
 import { ACCOUNTS, move, type NewTransfer } from '../market/ledger.js';
 import type { AttemptSettlementRecord } from '../market/records.js';
 import { type SettlementStep, settlementStep } from '../market/settlement.js';
 import type { AttemptFacts, CarryKey } from './snapshot.js';
+
+/** GPUs an attempt is priced for: none when it trades in the cpu class (one unit, the job). */
+const gpusOf = (price: { marketClass: string; units: number }) => (price.marketClass === CPU_CLASS ? 0 : price.units);
 
 /** A job or node event as the store writes it. */
 export interface PlannedEvent {
@@ -93,7 +97,7 @@ export function planSettlement(input: SettlementInput): SettlementPiece {
       { account: ACCOUNTS.treasury, amount: step.fee },
     ]),
     at: input.now,
-    memo: `attempt ${a.id}: ${ms - a.settlement.settledMs} ms at ${formatAmount(price.pricePerUnitHour, price.asset)} per unit-hour × ${price.units}`,
+    memo: `attempt ${a.id}: ${ms - a.settlement.settledMs} ms at ${formatAmount(price.pricePerUnitHour, price.asset)} per ${priceUnit(gpusOf(price))} × ${unitsPhrase(gpusOf(price), price.units)}`,
     jobId: a.jobId,
     attemptId: a.id,
     nodeId: a.nodeId,

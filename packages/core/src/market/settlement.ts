@@ -16,7 +16,7 @@
  *   Σ c − floor(Σ c × f) ≥ Σ c × (1 − f), at least its ask (clearing.ts).
  * - Stake an attempt locks on its node: `stakeMultiple` (20; an integer 1..1000) × the attempt's longest charge.
  */
-import type { JobSpec } from '@gpux/protocol';
+import { type JobSpec, priceUnit, unitsPhrase } from '@gpux/protocol';
 import { GpuxError } from '../errors.js';
 import { BPS, HOUR_MS, MAX_AMOUNT, mulDivBig, mulDivMany, toSafe } from './arith.js';
 
@@ -73,7 +73,7 @@ export function holdFor(spec: HoldSpec, capPerUnitHour: number): number {
   if (hold > BigInt(MAX_AMOUNT) || stake > BigInt(MAX_AMOUNT)) {
     const most = maxCapFor(spec);
     const what = hold > BigInt(MAX_AMOUNT) ? `its escrow hold (${hold} minor units)` : `the stake it needs on a node (${stake} minor units)`;
-    throw new GpuxError('SPEC_INVALID', `a cap of ${capPerUnitHour} per GPU-hour for ${units} GPUs × ${nodes} nodes × ${spec.timeoutSeconds} s makes ${what} pass the largest amount, ${MAX_AMOUNT} minor units`, {
+    throw new GpuxError('SPEC_INVALID', `a cap of ${capPerUnitHour} per ${priceUnit(spec.resources.gpu.count)} for ${unitsPhrase(spec.resources.gpu.count, units, nodes)} × ${spec.timeoutSeconds} s makes ${what} pass the largest amount, ${MAX_AMOUNT} minor units`, {
       problems: [
         {
           path: 'maxPricePerGpuHour',

@@ -119,7 +119,7 @@ function messageOf(f: FilterName, req: JobRequirements, job: JobRecord): string 
     case 'gpuVram':
       return `GPUs with less than ${g.minVramGb} GB memory`;
     case 'gpuCount':
-      return req.gpuCount > 0 ? `fewer than ${req.gpuCount} GPUs of an accepted model in all` : 'no GPUs';
+      return req.gpuCount > 0 ? `fewer than ${plural(req.gpuCount, 'GPU')} of an accepted model in all` : 'no GPUs';
     case 'region':
       return `not in region ${req.region}`;
     case 'labels':
@@ -206,13 +206,13 @@ export function explainJob(job: JobRecord, index: CapacityIndex, now: number, qu
   const p = explainPlacement(job, index);
   const n = requirementsOf(job).nodes;
   let summary: string;
-  if (!pending) summary = `the job is ${job.state}; only queued jobs wait for placement`;
+  if (!pending) summary = `the job ${job.state === 'succeeded' || job.state === 'failed' ? 'has' : 'is'} ${job.state}; only queued jobs wait for placement`;
   else if (job.cancelRequested) summary = 'the job has a cancel request; it will not be placed';
   else if (job.runAfter !== null && job.runAfter > now) summary = `waiting out a retry backoff until ${new Date(job.runAfter).toISOString()}; then it is placed like any queued job`;
   else if (p.nodesFitting >= n)
-    summary = `${plural(p.nodesFitting, 'node')} can run it now; it should be placed within the next scheduling pass${queue ? ` (${queue.ahead} jobs ahead)` : ''}, on the best of them by ${RANKED_BY}`;
+    summary = `${plural(p.nodesFitting, 'node')} can run it now; it should be placed within the next scheduling pass${queue ? ` (${plural(queue.ahead, 'job')} ahead)` : ''}, on the best of them by ${RANKED_BY}`;
   else if (p.nodesFitting + p.nodesBusy + (p.filters.find((f) => f.name === 'failedBefore')?.rejected ?? 0) >= n)
-    summary = `every node that can run it is busy; it waits for capacity${queue ? ` behind ${queue.ahead} jobs` : ''}`;
+    summary = `every node that can run it is busy; it waits for capacity${queue ? ` behind ${plural(queue.ahead, 'job')}` : ''}`;
   else summary = 'no node can run this job as specified; see suggestions';
   return {
     jobId: job.id,

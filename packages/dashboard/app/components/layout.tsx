@@ -11,6 +11,7 @@ const NAV: Array<{ to: string; label: string; operatorOnly?: boolean }> = [
   { to: '/jobs', label: 'Jobs' },
   { to: '/market', label: 'Market' },
   { to: '/wallet', label: 'Wallet' },
+  { to: '/provider', label: 'Provider' },
 ];
 
 function isCurrent(to: string, path: string): boolean {

@@ -4,7 +4,15 @@ import { ApiError } from '../lib/api.js';
 import { timeOfDay } from '../lib/format.js';
 import { takeFocusRequest } from '../lib/router.js';
 
-export function Page({ title, subtitle, actions, updatedAt, children }: { title: string; subtitle?: ReactNode; actions?: ReactNode; updatedAt?: number | undefined; children: ReactNode }) {
+/** `live: false` for a page that loads nothing (a refusal, a missing page): no "Connecting…" that never ends. */
+export function Page({
+  title,
+  subtitle,
+  actions,
+  updatedAt,
+  live = true,
+  children,
+}: { title: string; subtitle?: ReactNode; actions?: ReactNode; updatedAt?: number | undefined; live?: boolean; children: ReactNode }) {
   const h1 = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · gpux`;
@@ -27,10 +35,12 @@ export function Page({ title, subtitle, actions, updatedAt, children }: { title:
         </div>
         <div className="page-actions">
           {actions}
-          <span className="live" title="This page refreshes every 2 seconds">
-            <span className="live-dot" aria-hidden="true" />
-            {updatedAt ? `Live · ${timeOfDay(updatedAt)}` : 'Connecting…'}
-          </span>
+          {live ? (
+            <span className="live" title="This page refreshes every 2 seconds">
+              <span className="live-dot" aria-hidden="true" />
+              {updatedAt ? `Live · ${timeOfDay(updatedAt)}` : 'Connecting…'}
+            </span>
+          ) : null}
         </div>
       </header>
       {children}

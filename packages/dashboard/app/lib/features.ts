@@ -1,7 +1,6 @@
 /**
  * Features that not every coordinator has: the market's routes (a coordinator from before the market issue
- * lacks them) and node earnings (no route: a provider's earnings are its wallet
- * history). Whether this coordinator has one is the API's own answer: its OpenAPI document lists the route.
+ * lacks them) and the provider status (nodes, stake, asks and pay of one provider; issue 16). Whether this coordinator has one is the API's own answer: its OpenAPI document lists the route.
  */
 import { useEffect, useState } from 'react';
 import { api } from './api.js';
@@ -24,8 +23,8 @@ export const FEATURES = {
   ledger: { route: '/v1/ledger', issue: 'the market issue' },
   wallet: { route: '/v1/wallet', issue: 'the market issue' },
   nodeStake: { route: '/v1/nodes/{id}/stake', issue: 'the market issue' },
-  // No route yet: what a node earns is paid to its provider, line by line in the provider's wallet history.
-  nodeEarnings: { route: '/v1/nodes/{id}/earnings', issue: 'a later issue', meanwhile: "Its provider's earnings, job by job, are in the provider's Wallet." },
+  // A provider's nodes, stake, asks and pay (issue 16); operators read any provider's with ?accountId=.
+  providerStatus: { route: '/v1/provider/status', issue: 'the provider status issue', meanwhile: "Its provider's earnings, job by job, are in the provider's Wallet." },
 } satisfies Record<string, Feature>;
 export type FeatureName = keyof typeof FEATURES;
 

@@ -1,9 +1,10 @@
-/** One node (operators): hardware, state, reputation, stake, proof of hardware and trust tier, earnings (when the API has them), recent jobs. */
-import type { AttemptView, GetJobResponse, GetNodeResponse, JobView, ListJobsResponse, StakeResponse } from '@gpux/protocol';
+/** One node (operators): hardware, state, reputation, stake, proof of hardware and trust tier, earnings and its provider's asks, recent jobs. */
+import type { AttemptView, GetJobResponse, GetNodeResponse, JobView, ListJobsResponse, ProviderStatusResponse, StakeResponse } from '@gpux/protocol';
 import { Facts, Meter, StateBadge } from '../components/bits.js';
 import { Optional } from '../components/not-yet.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
 import { ProofPanel } from '../components/proof.js';
+import { AsksTable } from '../components/provider/asks-table.js';
 import { ReputationPanel } from '../components/verification.js';
 import { ApiError, api } from '../lib/api.js';
 import { ago, dateTime, mb, money } from '../lib/format.js';
@@ -41,6 +42,25 @@ function StakeFacts({ data }: { data: StakeResponse }) {
         ['Unbonding', s.unbonding.length ? s.unbonding.map((u) => `${m(u.amount)} on ${dateTime(u.releaseAt)}`).join('; ') : 'none'],
       ]}
     />
+  );
+}
+
+/** What the node earned (pay that reached its provider's wallet for its work) and its provider's asks. */
+function NodePay({ data, nodeId }: { data: ProviderStatusResponse; nodeId: string }) {
+  if (!data.market) return <p className="muted">This coordinator runs without a market: nodes are not paid.</p>;
+  const paid = data.nodes.find((x) => x.node.id === nodeId)?.paid ?? [];
+  return (
+    <>
+      <Facts
+        label="Earnings"
+        items={[
+          ['Paid to its provider', <span key="p" data-testid="node-paid">{paid.length ? paid.map((x) => money(x.amount, x.asset)).join(', ') : money(0, 'usdc')}</span>],
+          ['Provider held, all nodes', data.earnings.filter((e) => e.held > 0).map((e) => money(e.held, e.asset)).join(', ') || 'nothing'],
+        ]}
+      />
+      <h3 className="sub-h">Its provider’s asks</h3>
+      <AsksTable asks={data.asks} whose="its provider’s" />
+    </>
   );
 }
 
@@ -153,8 +173,17 @@ export function NodeDetail({ id }: { id: string }) {
         <Section title="Proof of hardware">
           <ProofPanel node={n} />
         </Section>
-        <Section title="Earnings">
-          <Optional feature="nodeEarnings" what="this node's earnings" id={n.id} />
+        <Section title="Earnings and asks">
+          {n.providerId ? (
+            <Optional
+              feature="providerStatus"
+              what="this node's earnings and its provider's asks"
+              search={`?accountId=${encodeURIComponent(n.providerId)}`}
+              render={(d) => <NodePay data={d as ProviderStatusResponse} nodeId={n.id} />}
+            />
+          ) : (
+            <p className="muted">No provider: the node is not paid for market jobs and has no asks.</p>
+          )}
         </Section>
         <Section title="Recent jobs" wide>
           <p className="muted small">Attempts on this node among the network’s {SCAN_JOBS} newest jobs.</p>

@@ -95,7 +95,7 @@ export function jobMoneyTests(open: OpenStore): void {
       const [hold] = await store.jobTransfers('job-1');
       assert.equal(hold?.kind, 'escrow.hold');
       assert.equal(hold?.jobId, 'job-1');
-      assert.match(hold?.memo ?? '', /^hold for job job-1: cap 3\.000000 USDC × 2 units × 1 nodes × 600 s$/);
+      assert.match(hold?.memo ?? '', /^hold for job job-1: cap 3\.000000 USDC per GPU-hour × 2 GPUs × 1 node × 600 s$/);
       assert.deepEqual(
         hold?.postings.map((p) => [p.account, p.amount]),
         [
@@ -225,7 +225,7 @@ export function jobMoneyTests(open: OpenStore): void {
       const settlement = (await store.jobTransfers('job-1'))[1];
       assert.equal(settlement?.attemptId, 'att-1');
       assert.equal(settlement?.nodeId, 'node-1');
-      assert.match(settlement?.memo ?? '', /^attempt att-1: 90000 ms at 2\.345679 USDC per unit-hour × 2$/);
+      assert.match(settlement?.memo ?? '', /^attempt att-1: 90000 ms at 2\.345679 USDC per GPU-hour × 2 GPUs$/);
       const events = await store.listEvents('job', 'job-1', 100);
       assert.deepEqual(
         events.map((e) => e.type).slice(-4),
