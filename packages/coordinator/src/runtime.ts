@@ -1,6 +1,8 @@
 /**
- * The coordinator's in-process state shared by routes and background loops: the capacity index (a cache
- * rebuilt from the store), long-poll waiters, signature caches, metrics and the scheduling kick.
+ * The one place the coordinator is wired: its in-process parts (the capacity index, a cache rebuilt from the
+ * store; long-poll waiters; signature caches; metrics; the scheduling loop) built once by createRuntime. No module
+ * takes the whole: each service, loop and route names the parts it uses (`Needs<…>`), and services reach the caches
+ * and the scheduling only through `signals`.
  */
 import {
   CapacityIndex,
