@@ -24,6 +24,7 @@ const READ_COMMANDS = [
   'job get',
   'job bill',
   'job explain',
+  'offers',
   'node list',
   'node get',
   'node penalties',
@@ -40,6 +41,7 @@ const READ_COMMANDS = [
   'blob ls',
   'keys show',
   'coordinator key show',
+  'region list',
 ];
 
 function find(program: Command, path: string): Command {

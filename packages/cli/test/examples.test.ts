@@ -10,17 +10,39 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JobSpec } from '@gpux/protocol';
 import { requireDocker } from '@gpux/testing';
+import type { QuoteJobResponse } from '@gpux/protocol';
+import { main } from '../src/main.js';
 import { loadSpecWithFiles } from '../src/spec-file.js';
 import { type DevNetwork, show, startDevNetwork } from './dev-network.js';
-import { tempDir } from './helpers.js';
+import { argv, captureIo, tempDir } from './helpers.js';
+import { type PricedNetwork, startPricedNetwork } from './priced-network.js';
 
 const repoRoot = join(import.meta.dirname, '..', '..', '..');
 const examplesDir = join(repoRoot, 'examples');
 const exampleFiles = readdirSync(examplesDir).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
 
-/** The one place an example is checked as a spec: the CLI's loader (YAML, the protocol's parser, `{path, file}` inputs exist). */
-async function validateExample(file: string): Promise<JobSpec> {
+/** An example parsed by the CLI's loader alone (YAML, the protocol's parser, `{path, file}` inputs exist). */
+async function parseExample(file: string): Promise<JobSpec> {
   return (await loadSpecWithFiles(join(examplesDir, file))).spec;
+}
+
+/** The coordinator the examples are validated on: a market with staked H100 nodes (started by the first suite). */
+let priced: PricedNetwork | undefined;
+
+/**
+ * The one place an example is checked as a spec: the local parse, then `gpux job submit --dry-run` against a real
+ * coordinator, the path a buyer's submit takes (the server's schema, the market cap against the class floors), which
+ * must find a node for it.
+ */
+async function validateExample(file: string): Promise<JobSpec> {
+  const spec = await parseExample(file);
+  assert.ok(priced, 'the priced network is started');
+  const io = captureIo({ GPUX_HOME: '/nonexistent-gpux-home' });
+  const code = await main(argv('job', 'submit', '--dry-run', join(examplesDir, file), '--json', ...priced.as()), io);
+  assert.equal(code, 0, `gpux job submit --dry-run examples/${file}:\n${io.stderr()}${io.stdout()}`);
+  const quote = JSON.parse(io.stdout()) as QuoteJobResponse;
+  assert.notEqual(quote.wait.kind, 'never', `no node here could run examples/${file}: ${quote.wait.basis}; ${quote.suggestions.join('; ')}`);
+  return spec;
 }
 
 /** Runs the buyer's Freivalds check (examples/matmul/freivalds.awk) with the host's awk. */
@@ -51,6 +73,14 @@ const outputChecks: Record<string, (out: string, t: import('node:test').TestCont
 };
 
 describe('examples/: valid specs, each with its README line', () => {
+  before(async () => {
+    // No ask: the examples name no price, so they take the market's, which an ask above the index would refuse.
+    priced = await startPricedNetwork(2, null);
+  });
+  after(async () => {
+    await priced?.stop();
+  });
+
   test('the examples the README promises are there', () => {
     for (const name of ['hello', 'matmul', 'pytorch-train', 'batch-inference', 'torchrun-gang']) assert.ok(exampleFiles.includes(`${name}.yaml`), `examples/${name}.yaml is missing`);
   });
@@ -81,7 +111,7 @@ describe('examples/: valid specs, each with its README line', () => {
 /** Examples a CPU-only network can run (one that fails to parse is kept, so its run fails loudly). */
 const cpuExamples: string[] = [];
 for (const file of exampleFiles) {
-  const spec = await validateExample(file).catch(() => null);
+  const spec = await parseExample(file).catch(() => null);
   if (!spec || (spec.resources.gpu.count === 0 && (spec.nodes ?? 1) === 1)) cpuExamples.push(file);
 }
 

@@ -10,8 +10,10 @@ import { mountBlobRoutes } from './http/routes-blobs.js';
 import { mountE2eRoutes } from './http/routes-e2e.js';
 import { mountEnrollmentRoutes } from './http/routes-enrollment.js';
 import { mountExplainRoutes } from './http/routes-explain.js';
+import { mountFederationRoutes } from './http/routes-federation.js';
 import { mountBuyerRoutes } from './http/routes-buyer.js';
 import { mountMarketRoutes } from './http/routes-market.js';
+import { mountOffersRoutes } from './http/routes-offers.js';
 import { mountOperatorRoutes } from './http/routes-operator.js';
 import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
@@ -62,8 +64,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountExplainRoutes(app, rt);
   mountStatsRoutes(app, rt);
   mountMarketRoutes(app, rt);
+  mountOffersRoutes(app, rt);
   mountAgentBlobRoutes(app, rt, mountBlobRoutes(app, rt));
   mountE2eRoutes(app, rt);
+  mountFederationRoutes(app, rt);
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { type ChallengeTolerance, DEFAULT_AUDIT_BUDGET_BPS, DEFAULT_NODE_STATS_POLICY, GpuxError } from '@gpux/core';
+import { REGION_NAME_PATTERN } from '@gpux/protocol';
 import { type BlobConfig, loadBlobConfig } from './blobs/config.js';
 import type { StorePolicies } from './store/index.js';
 
@@ -190,6 +191,13 @@ export interface CoordinatorConfig {
   coordinatorKeyFile: string;
   /** The blob store (GPUX_BLOB_*, GPUX_S3_*; blobs/config.ts). An override's fields are merged over the parsed ones. */
   blobs: BlobConfig;
+  /**
+   * GPUX_REGION. This coordinator's region name in a federation (issue 15): 1-32 characters of a-z, 0-9 and -.
+   * Its identity is the coordinator key; peers see the name in its summaries. Default `local`.
+   */
+  region: string;
+  /** GPUX_PEER_SUMMARY_MS. How often the leader exchanges signed summaries with every peer region. Default 5000. */
+  peerSummaryMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -283,6 +291,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'maxNodesPerProvider',
     'challengeRecheckMs',
     'challengeRetryMs',
+    'peerSummaryMs',
   ];
   for (const k of positive) {
     const v = c[k];
@@ -320,6 +329,7 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
   if (typeof c.coordinatorKeyFile !== 'string' || c.coordinatorKeyFile === '' || /[/\\]$/.test(c.coordinatorKeyFile)) {
     invalid('GPUX_COORDINATOR_KEY_FILE', String(c.coordinatorKeyFile), 'the path of a file (not a directory), e.g. /var/lib/gpux/coordinator-key.json');
   }
+  if (typeof c.region !== 'string' || !REGION_NAME_PATTERN.test(c.region)) invalid('GPUX_REGION', String(c.region), 'a region name: 1-32 characters of a-z, 0-9 and -, starting and ending with a letter or digit, e.g. eu-west');
   if (c.leaseTtlMs <= c.heartbeatIntervalMs) invalid('leaseTtlMs', String(c.leaseTtlMs), `more than heartbeatIntervalMs (${c.heartbeatIntervalMs})`);
   return c;
 }
@@ -402,6 +412,8 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     authFailuresPerMinute: int(env, 'GPUX_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 30,
     coordinatorKeyFile: str(env, 'GPUX_COORDINATOR_KEY_FILE') ?? join(dataDir, 'coordinator-key.json'),
     blobs: { ...loadBlobConfig(env, dataDir), ...overrides.blobs },
+    region: str(env, 'GPUX_REGION') ?? 'local',
+    peerSummaryMs: int(env, 'GPUX_PEER_SUMMARY_MS', 100, 3_600_000) ?? 5000,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   const merged = { ...c, ...withoutUndefined(overrides), blobs: c.blobs };

@@ -34,7 +34,7 @@ describe('scheduling in the coordinator', () => {
       e.filters.map((f) => [f.name, f.rejected]),
       [['gpuCount', 1]],
     );
-    assert.match(e.suggestions.join('\n'), /no node has ≥4 GPUs of models H100; 1 node has 2 — lower resources\.gpu\.count to 2/);
+    assert.match(e.suggestions.join('\n'), /no online node has 4 GPUs of models H100; the most on one node is 2 \(1 node\) — lower resources\.gpu\.count to 2/);
     assert.equal(e.queuePosition, 0);
     assert.equal((await explain(id, await h.buyer())).status, 404);
     assert.equal((await explain('job_missing')).status, 404);

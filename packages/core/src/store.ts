@@ -17,6 +17,7 @@ import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
 import type { MarketPort } from './store/market.js';
 import type { NodesPort } from './store/nodes.js';
+import type { PeersPort } from './store/peers.js';
 import type { ProviderPort } from './store/provider.js';
 import type { ReputationPort } from './store/reputation.js';
 import type { TokensPort } from './store/tokens.js';
@@ -35,12 +36,13 @@ export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
 export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
 export type { Page } from './store/page.js';
+export type { NewPeer, PeerExchangeOutcome, PeerRecord, PeersPort } from './store/peers.js';
 export type { ProviderEarningRecord, ProviderPort } from './store/provider.js';
 export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort, PeersPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

@@ -25,7 +25,7 @@ import type {
 import { GpuxClient } from '@gpux/sdk';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { amount, bps, money, num, signedBps } from '../app/lib/format.js';
-import { launchChromium, requireChromium } from './helpers/browser.js';
+import { launchChromium, requireChromium, signedInPage } from './helpers/browser.js';
 import { ensureBuilt } from './helpers/build.js';
 import { BUYER_FUNDS, LOCAL_LABEL, type Network, startNetwork, until } from './helpers/network.js';
 import { startWorkload, type Workload } from './helpers/workload.js';
@@ -48,17 +48,7 @@ describe('dashboard in Chromium', requireChromium(), () => {
   };
   const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 
-  /** A fresh context (no cache, empty storage), signed in through the form. */
-  async function signedIn(token: string, viewport = { width: 1360, height: 900 }): Promise<Page> {
-    const ctx = await browser.newContext({ viewport });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    await page.goto(`${net.url}/`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-    return page;
-  }
+  const signedIn = (token: string, viewport?: { width: number; height: number }): Promise<Page> => signedInPage(browser, contexts, net.url, token, viewport);
 
   before(async () => {
     const t0 = Date.now();
@@ -246,8 +236,13 @@ describe('dashboard in Chromium', requireChromium(), () => {
       await why.waitFor();
       const doc = (await (await fetch(`${net.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
       if (doc.paths['/v1/jobs/{id}/explain']) {
-        const explained = await get<{ summary: string }>(`/v1/jobs/${job.id}/explain`, net.buyerToken);
+        const explained = await get<{ summary: string; price: string; suggestions: string[] }>(`/v1/jobs/${job.id}/explain`, net.buyerToken);
         await why.getByTestId('explain').getByText(explained.summary).waitFor();
+        // The coordinator's own sentences, as `gpux job explain` prints them (issue 16): the price line and each change.
+        assert.equal(await why.getByTestId('explain-price').textContent(), `Price: ${explained.price}`);
+        assert.ok(explained.suggestions.length > 0, 'a job no node can run gets what to change');
+        assert.deepEqual(await why.getByTestId('explain-suggestions').locator('li').allTextContents(), explained.suggestions);
+        assert.match(explained.suggestions.join('\n'), /^no online node has 64 GPUs; the most on one node is \d+ .* — lower resources\.gpu\.count to \d+/m);
       } else {
         await why.getByText('Not available yet').waitFor();
       }

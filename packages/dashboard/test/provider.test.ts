@@ -9,7 +9,7 @@ import type { ProviderStatusResponse } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { amount, money } from '../app/lib/format.js';
-import { launchChromium, requireChromium } from './helpers/browser.js';
+import { launchChromium, requireChromium, signedInPage } from './helpers/browser.js';
 import { ensureBuilt } from './helpers/build.js';
 import { type Network, STAKE_PER_NODE, startNetwork, until } from './helpers/network.js';
 
@@ -24,16 +24,7 @@ describe('the provider side in Chromium', requireChromium(), () => {
   const status = async (token: string, accountId?: string): Promise<ProviderStatusResponse> =>
     new GpuxClient({ url: net.url, token }).providerStatus(accountId ? { accountId } : {});
 
-  async function signedIn(token: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1360, height: 900 } });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    await page.goto(`${net.url}/`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-    return page;
-  }
+  const signedIn = (token: string, viewport?: { width: number; height: number }): Promise<Page> => signedInPage(browser, contexts, net.url, token, viewport);
 
   before(async () => {
     ensureBuilt();

@@ -88,8 +88,13 @@ export const ExplainJobResponse = z.object({
   nodesFitting: z.number().int().describe('Nodes that pass every filter and have the free capacity now'),
   nodesBusy: z.number().int().describe('Nodes that pass every filter but lack free capacity now'),
   filters: z.array(ExplainFilter),
-  cheapestFittingAsk: z.number().int().nullable().describe('Lowest ask per GPU-hour among fitting nodes; null while nodes have no asks (no market yet)'),
-  suggestions: z.array(z.string()),
+  cheapestFittingAsk: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Lowest price (minor units per GPU-hour, per job-hour when CPU-only) among the nodes that fit now; null when none fits or none asks (no market). `price` says it in words'),
+  price: z.string().describe('What the job pays at most and what the nodes that fit would charge, amounts with their asset ("pays at most 0.492188 USDC per GPU-hour; …")'),
+  suggestions: z.array(z.string()).describe('Why it cannot be placed, each with what to change ("… — raise maxPricePerGpuHour to 0.600000 USDC …"); empty when enough nodes fit'),
 });
 export type ExplainJobResponse = z.infer<typeof ExplainJobResponse>;
 

@@ -14,6 +14,7 @@ export { describeInput, SPEC_PARSE_PARAMS, specErrorMap } from './spec-messages.
 export * from './money.js';
 export * from './market-api.js';
 export * from './provider-api.js';
+export * from './offers-api.js';
 export * from './verification.js';
 export * from './challenge.js';
 export * from './transport-safety.js';
@@ -21,3 +22,4 @@ export * from './coordinator-identity.js';
 export * from './blob-api.js';
 export * from './agent-blob-api.js';
 export * from './e2e-api.js';
+export * from './federation-api.js';

@@ -10,7 +10,9 @@ import * as commitment from './commitment.js';
 import * as identity from './coordinator-identity.js';
 import * as market from './market-api.js';
 import * as e2e from './e2e-api.js';
+import * as federation from './federation-api.js';
 import * as node from './node.js';
+import * as offers from './offers-api.js';
 import * as provider from './provider-api.js';
 import * as verification from './verification.js';
 
@@ -41,6 +43,8 @@ export const ROUTES = {
   releaseKey: r({ method: 'POST', path: '/v1/jobs/:id/attempts/:attemptId/key', auth: 'buyer', summary: 'Encrypted jobs: release the input data key, wrapped to the node of an assigned attempt of the job or of one of its check runs', body: e2e.ReleaseKeyRequest, response: e2e.ReleaseKeyResponse }),
   keyRequests: r({ method: 'GET', path: '/v1/jobs/:id/key-requests', auth: 'buyer', summary: "Encrypted jobs: attempts waiting for their data key (with each node's signed encryption key) and the output keys nodes announced", response: e2e.KeyRequestsResponse }),
   whoami: r({ method: 'GET', path: '/v1/whoami', auth: 'buyer', summary: 'The account behind the bearer token', response: api.WhoAmIResponse }),
+  quoteJob: r({ method: 'POST', path: '/v1/jobs/quote', auth: 'buyer', summary: 'Dry run of a submit: the spec checked as submit checks it, the hold, the price range over fitting nodes, how many fit now, the expected wait; nothing is written', body: api.SubmitJobRequest, response: offers.QuoteJobResponse }),
+  offers: r({ method: 'GET', path: '/v1/offers', auth: 'buyer', summary: 'What the network offers now: live nodes grouped by GPU class, GPUs, price, region, reliability and proof, cheapest first', query: offers.OffersQuery, response: offers.OffersResponse }),
   stats: r({ method: 'GET', path: '/v1/stats', auth: 'buyer', summary: 'Network totals: nodes, GPUs by class (free/busy), jobs by state, placement rate', response: api.StatsResponse }),
 
   listNodes: r({ method: 'GET', path: '/v1/nodes', auth: 'operator', summary: 'List nodes', query: api.ListNodesQuery, response: api.ListNodesResponse }),
@@ -105,6 +109,12 @@ export const ROUTES = {
   attemptKey: r({ method: 'GET', path: '/v1/agent/attempts/:id/key', auth: 'node', summary: "Encrypted jobs: the attempt's input data key, wrapped to this node's encryption key (404 KEY_NOT_RELEASED until the buyer released it)", response: e2e.AttemptKeyResponse }),
   attemptOutputKey: r({ method: 'POST', path: '/v1/agent/attempts/:id/output-key', auth: 'node', summary: "Encrypted jobs: announce the attempt's output key wrapped to the buyer, before any output or log", body: e2e.OutputKeyRequest, response: e2e.OutputKeyResponse }),
   attemptResult: r({ method: 'POST', path: '/v1/agent/attempts/:id/result', auth: 'node', summary: 'Report the signed result commitment (idempotent)', body: agent.ResultReport, response: agent.ResultResponse }),
+
+  regionPeers: r({ method: 'GET', path: '/v1/federation/peers', auth: 'operator', summary: "This region (name, key, summary) and its peers: status, round trip, last seen, each peer's last summary", response: federation.ListPeersResponse }),
+  addPeer: r({ method: 'POST', path: '/v1/federation/peers', auth: 'operator', summary: "Peer with another region's coordinator by URL and key (its fingerprint or public key); summaries are exchanged from the next pass", body: federation.AddPeerRequest, response: federation.PeerResponse }),
+  removePeer: r({ method: 'POST', path: '/v1/federation/peers/:id/remove', auth: 'operator', summary: 'Stop peering: its summaries are refused from now on', response: federation.PeerResponse }),
+  regionSummary: r({ method: 'GET', path: '/v1/federation/summary', auth: 'operator', summary: "This region's own summary, as peers receive it", response: federation.RegionSummary }),
+  exchangeSummary: r({ method: 'POST', path: '/v1/federation/summary', auth: 'none', summary: "A peer region's signed summary (headers x-gpux-peer-key, -timestamp, -nonce, -signature by its coordinator key); answered with this region's, signed over the request's nonce", body: federation.SummaryExchange, response: federation.SummaryExchange }),
 } as const satisfies Record<string, RouteDef>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -14,7 +14,7 @@ import {
   TERMINAL_JOB_STATES,
 } from '@gpux/protocol';
 import { GpuxApiError, GpuxClientError, GpuxConnectionError, GpuxTlsError } from './errors.js';
-import { GpuxAccessRoutes } from './access.js';
+import { GpuxFederationRoutes } from './federation.js';
 import { type VerifyJobReport, verifyJobResult } from './verify.js';
 import { type CallOptions, callRoute, type FetchLike, parseCoordinatorUrls, type RouteResponse, request, type TransportConfig } from './transport.js';
 
@@ -109,7 +109,7 @@ function fetchFor(opts: GpuxClientOptions): FetchLike {
   return (input, init) => globalThis.fetch(input, init);
 }
 
-export class GpuxClient extends GpuxAccessRoutes {
+export class GpuxClient extends GpuxFederationRoutes {
   /** Every coordinator URL of this client, normalized, in the order given. */
   readonly urls: readonly string[];
   private readonly submitRetries: number;
@@ -157,6 +157,14 @@ export class GpuxClient extends GpuxAccessRoutes {
     }
   }
 
+  /**
+   * Dry run of a submit: the coordinator checks the spec as submit does and answers the hold, the price range over the
+   * nodes that fit, how many fit now and the expected wait. Writes nothing (no job, no hold), so it is safe to repeat.
+   */
+  quoteJob(spec: JobSpecInput, opts: RequestOptions = {}): Promise<RouteResponse<'quoteJob'>> {
+    return callRoute(this.cfg, 'quoteJob', { body: { spec }, ...sig(opts) });
+  }
+
   listJobs(query: ListJobsParams = {}, opts: RequestOptions = {}): Promise<RouteResponse<'listJobs'>> {
     return callRoute(this.cfg, 'listJobs', { query: { state: query.state, limit: query.limit, cursor: query.cursor }, ...sig(opts) });
   }
@@ -166,7 +174,7 @@ export class GpuxClient extends GpuxAccessRoutes {
     return callRoute(this.cfg, 'getJob', { params: { id }, query: { eventsBefore: opts.eventsBefore, eventsLimit: opts.eventsLimit }, ...sig(opts) });
   }
 
-  /** Why a pending job waits: nodes rejected per filter, queue position, the cheapest fitting ask, what to change. */
+  /** Why a pending job waits: nodes rejected per filter, queue position, the price, what to change (the coordinator's sentences). */
   explainJob(id: string, opts: RequestOptions = {}): Promise<RouteResponse<'explainJob'>> {
     return callRoute(this.cfg, 'explainJob', { params: { id }, ...sig(opts) });
   }

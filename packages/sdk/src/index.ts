@@ -3,6 +3,7 @@ export * from './client.js';
 export * from './errors.js';
 export * from './market.js';
 export * from './access.js';
+export * from './federation.js';
 export * from './verify.js';
 export {
   type BlobTransferOptions,

@@ -25,6 +25,20 @@ export interface PriceHistoryParams {
   class?: string;
   limit?: number;
 }
+export interface OffersParams {
+  /** A GPU class or model, e.g. H100 or nvidia-h100-80gb; cpu for CPU-only nodes. */
+  gpu?: string;
+  /** At least this many GPUs per node. */
+  count?: number;
+  /** Price at most this, minor units per GPU-hour (parseAmount('3', 'usdc') for 3 USDC). */
+  maxPrice?: number;
+  region?: string;
+  /** Only nodes proven by the proof-of-hardware challenge. */
+  proven?: boolean;
+  /** Also nodes that cannot take a job now, with the reason. */
+  all?: boolean;
+  limit?: number;
+}
 export interface LedgerParams {
   limit?: number;
   cursor?: string;
@@ -118,6 +132,15 @@ export class GpuxMoneyRoutes {
   /** Index prices per epoch, oldest first. */
   priceHistory(query: PriceHistoryParams = {}, opts: MoneyRequestOptions = {}): Promise<RouteResponse<'priceHistory'>> {
     return callRoute(this.cfg, 'priceHistory', { query: { class: query.class, limit: query.limit }, ...sig(opts) });
+  }
+
+  /** What the network offers now: live nodes grouped by class, GPUs per node, price, region, reliability and proof, cheapest first. */
+  offers(query: OffersParams = {}, opts: MoneyRequestOptions = {}): Promise<RouteResponse<'offers'>> {
+    const flag = (v: boolean | undefined) => (v === undefined ? undefined : String(v));
+    return callRoute(this.cfg, 'offers', {
+      query: { gpu: query.gpu, count: query.count, maxPrice: query.maxPrice, region: query.region, proven: flag(query.proven), all: flag(query.all), limit: query.limit },
+      ...sig(opts),
+    });
   }
 
   /** Your asks (the least you earn per GPU-hour after the fee), per class. */

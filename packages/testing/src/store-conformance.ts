@@ -22,6 +22,7 @@ import { jobQueueTests } from './conformance/ports/jobs-queue.js';
 import { ledgerTests } from './conformance/ports/ledger.js';
 import { marketTests } from './conformance/ports/market.js';
 import { nodeTests } from './conformance/ports/nodes.js';
+import { peerTests } from './conformance/ports/peers.js';
 import { reputationTests } from './conformance/ports/reputation.js';
 import { tokenTests } from './conformance/ports/tokens.js';
 import { verificationTests } from './conformance/ports/verification.js';
@@ -51,6 +52,7 @@ export function runStoreConformance(name: string, open: OpenStore, opts: { skip?
     describe('history port: events, job history, counts', () => historyTests(open));
     describe('blobs port: uploads, holds, quota, what the GC may sweep', () => blobTests(open));
     describe('cluster port: the leader lease and its fence, shared nonces, the fit check at assign', () => clusterTests(open));
+    describe('peers port: federation peers and their summary exchanges', () => peerTests(open));
     describe('flows: job money (hold, settle, release, top-up, stake locks)', () => jobMoneyTests(open));
     describe('flows: cancel grace and fee carry', () => cancelGraceTests(open));
     describe('flows: abandoned leases (fees, suspension)', () => leasePenaltyTests(open));

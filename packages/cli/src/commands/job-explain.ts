@@ -1,4 +1,7 @@
-/** `gpux job explain ID`: why a pending job waits — per-filter rejections, queue position, what to change. */
+/**
+ * `gpux job explain ID`: why a pending job waits — per-filter rejections, queue position, what to change. The
+ * coordinator writes every sentence (amounts with their asset), so this prints them as they are, as the dashboard does.
+ */
 import type { ExplainJobResponse } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io } from '../context.js';
@@ -12,7 +15,7 @@ export function formatExplain(e: ExplainJobResponse): string {
     ['queue position', e.queuePosition === null ? '-' : `${e.queuePosition} ahead of ${e.queuedTotal ?? '?'} queued`],
     ['retry not before', e.runAfter === null ? '-' : new Date(e.runAfter).toISOString()],
     ['nodes', `${e.nodesTotal} in all, ${e.nodesFitting} fit now, ${e.nodesBusy} fit but busy`],
-    ['cheapest fitting ask', e.cheapestFittingAsk === null ? '- (no asks yet)' : `${e.cheapestFittingAsk} per GPU-hour`],
+    ['price', e.price],
   ]);
   if (e.filters.length > 0) {
     out += `\nnodes rejected, by the first filter each failed:\n`;

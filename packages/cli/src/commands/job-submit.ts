@@ -1,11 +1,12 @@
 /** `gpux job submit FILE`: validate locally, submit (idempotent), then optionally wait with a progress line or follow logs. */
 import { randomUUID } from 'node:crypto';
-import type { JobSpec, JobState, JobView, SubmitJobResponse } from '@gpux/protocol';
+import { formatAmount, type JobPayment, type JobSpec, type JobState, type JobView, priceUnit, type QuoteJobResponse, type SubmitJobResponse, unitsPhrase } from '@gpux/protocol';
 import { blobsOf, dropPendingSubmission, EncryptedLogReader, GpuxApiError, type GpuxClient, loadBuyerKeys } from '@gpux/sdk';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
+import { usageError } from '../errors.js';
 import { summarizeJob, writeLogEntry } from '../job-format.js';
-import { formatBytes, formatDuration, toJson } from '../output.js';
+import { formatBytes, formatDuration, formatKeyValues, toJson } from '../output.js';
 import { gpuxHome } from '../profile.js';
 import { EXIT_INTERRUPTED, type InterruptDeps, InterruptWatch, processInterruptDeps } from '../signals.js';
 import { type LoadedSpec, type LocalInput, loadSpecWithFiles } from '../spec-file.js';
@@ -13,6 +14,7 @@ import { encryptedSubmission, keepDataKey, serveWhileWaiting } from './keys.js';
 
 interface SubmitFlags {
   encrypt?: boolean;
+  dryRun?: boolean;
   wait?: boolean;
   follow?: boolean;
   idempotencyKey?: string;
@@ -152,6 +154,44 @@ export async function submitLoaded(
   return { res, serve: () => (e2e ? serveWhileWaiting(io, client, res.job.id, e2e.dataKey, e2e.specDigest) : () => {}) };
 }
 
+/**
+ * What a submit holds in escrow, as the coordinator computes it (core holdFor) and says it in an insufficient-funds
+ * error: "1.500000 USDC in escrow (cap 2.500000 USDC per GPU-hour × 2 GPUs × 1 node × 600 s)".
+ */
+export function holdPhrase(p: JobPayment, spec: JobSpec, runs = 1): string {
+  const gpus = spec.resources.gpu.count;
+  const twice = runs > 1 ? `; × ${runs} runs (replicas: 2): ${formatAmount(p.held, p.asset)} each` : '';
+  return `${formatAmount(p.held * runs, p.asset)} in escrow (cap ${formatAmount(p.capPerUnitHour, p.asset)} per ${priceUnit(gpus)} × ${unitsPhrase(gpus, p.units, spec.nodes ?? 1)} × ${spec.timeoutSeconds} s${twice})`;
+}
+
+/** The dry run's answer for people: the hold, the wallet, the price range, the nodes that fit, the expected wait. */
+export function formatQuote(q: QuoteJobResponse, spec: JobSpec, source: string): string {
+  const p = q.payment;
+  const asset = p?.asset ?? 'usdc';
+  const price = (n: number) => formatAmount(n, asset);
+  let range = 'no node fits, so no price yet';
+  if (!q.market) range = 'none: this coordinator runs without a market (jobs are free)';
+  else if (q.priceLow !== null && q.priceHigh !== null)
+    range = `${q.priceLow === q.priceHigh ? price(q.priceLow) : `${formatAmount(q.priceLow, asset, { symbol: false })} to ${price(q.priceHigh)}`} per ${q.unit} (the cheapest and the dearest node that fits, as this job would pay there)`;
+  let wallet: string | null = null;
+  if (q.available !== null && q.holdTotal !== null)
+    wallet = q.enoughFunds ? `${price(q.available)} available: enough` : `${price(q.available)} available: ${price(q.holdTotal - q.available)} short (gpux wallet deposit AMOUNT, or lower maxPricePerGpuHour or timeoutSeconds)`;
+  const out = formatKeyValues([
+    ['hold', p ? holdPhrase(p, spec, q.runs) : 'nothing (this coordinator runs without a market)'],
+    ...(wallet ? ([['wallet', wallet]] as const) : []),
+    ['price', range],
+    ['nodes', `${q.nodesFitting} can take it now, ${q.nodesBusy} fit but are busy (of ${q.nodesTotal}); it needs ${q.nodesNeeded}`],
+    ['wait', `${q.wait.kind === 'now' ? 'none expected' : q.wait.kind === 'recent' ? `about ${formatDuration((q.wait.seconds ?? 0) * 1000)}` : q.wait.kind === 'never' ? 'never, as specified' : 'unknown'}: ${q.wait.basis}`],
+  ]);
+  const change = q.suggestions.length ? `what to change:\n${q.suggestions.map((s) => `  - ${s}\n`).join('')}` : '';
+  return `${source}: a valid job spec "${q.name}" (checked here and by the coordinator); dry run, nothing was submitted\n${out}${change}`;
+}
+
+/** "held 1.500000 USDC in escrow (cap …)" after a submit; nothing without a market. */
+export function heldLine(job: Pick<JobView, 'payment' | 'spec'>): string {
+  return job.payment ? `held ${holdPhrase(job.payment, job.spec, job.spec.replicas === 2 ? 2 : 1)}\n` : '';
+}
+
 export function registerSubmit(job: Command, io: Io): void {
   const cmd = job
     .command('submit')
@@ -160,17 +200,25 @@ export function registerSubmit(job: Command, io: Io): void {
     .option('--wait', 'wait for the job to finish; exit 0 only if it succeeded')
     .option('-f, --follow', 'stream the job logs until it finishes (implies --wait)')
     .option('--idempotency-key <key>', 'retry-safe key: a resubmission with the same key returns the first job')
+    .option('--dry-run', 'check the spec here and on the coordinator and show the hold, the price range, the nodes that fit now and the expected wait; submits nothing')
     .option('--encrypt', 'end-to-end encrypt the {path, file} inputs to the assigned nodes (needs `gpux keys create`); same as `encrypted: true` in the file');
   jsonOption(connectionOptions(cmd)).action(async (file: string, flags: SubmitFlags) => {
+    if (flags.dryRun && (flags.wait || flags.follow)) throw usageError('--dry-run submits nothing, so there is nothing to --wait for or --follow: drop one of them');
     const loaded = await loadSpecWithFiles(file);
     const client = clientFor(io, flags, 'buyer');
+    if (flags.dryRun) {
+      // Local {path, file} inputs stand in as placeholder blobs (nothing is uploaded); an encrypted job is quoted as its plain spec.
+      const q = await client.quoteJob(loaded.spec);
+      io.out.write(flags.json ? toJson(q) : formatQuote(q, loaded.spec, file === '-' ? 'stdin' : file));
+      return;
+    }
     const { res, serve } = await submitLoaded(io, client, loaded, { encrypt: flags.encrypt === true, idempotencyKey: flags.idempotencyKey, quiet: flags.json === true });
     if (!flags.wait && !flags.follow) {
       if (flags.json) io.out.write(toJson(res));
-      else io.out.write(res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}\n` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}\n`);
+      else io.out.write(`${res.created ? `submitted job ${res.job.id} (${res.job.name}): ${res.job.state}` : `job ${res.job.id} was already submitted with this idempotency key: ${res.job.state}`}\n${heldLine(res.job)}`);
       return;
     }
-    if (!flags.json) io.err.write(res.created ? `submitted job ${res.job.id} (${res.job.name})\n` : `job ${res.job.id} was already submitted with this idempotency key\n`);
+    if (!flags.json) io.err.write(`${res.created ? `submitted job ${res.job.id} (${res.job.name})` : `job ${res.job.id} was already submitted with this idempotency key`}\n${heldLine(res.job)}`);
     const stopServing = serve();
     const final = await watchUntilInterrupted(io, res.job.id, res.job.state, (signal, seen) =>
       watchJob(io, client, res.job.id, { follow: flags.follow === true, quiet: flags.json === true, signal, seen }),

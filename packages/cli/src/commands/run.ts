@@ -16,7 +16,7 @@ import { parseAmountArg } from '../money-format.js';
 import { escapeControl } from '../output.js';
 import { EXIT_INTERRUPTED, type InterruptDeps, InterruptWatch, processInterruptDeps } from '../signals.js';
 import { parseSpecDocument } from '../spec-file.js';
-import { stillRunningMessage, submitLoaded, type WatchState, watchJob } from './job-submit.js';
+import { formatQuote, heldLine, stillRunningMessage, submitLoaded, type WatchState, watchJob } from './job-submit.js';
 
 interface RunFlags {
   gpus?: number;
@@ -28,6 +28,7 @@ interface RunFlags {
   name?: string;
   out: string;
   cancelOnExit?: boolean;
+  dryRun?: boolean;
   coordinator?: string;
   token?: string;
 }
@@ -124,13 +125,18 @@ export function registerRun(program: Command, io: Io, deps: RunDeps = { ...proce
       .option('--timeout <seconds>', 'longest the job may run (default 3600)', intArg('--timeout', 1, 7 * 24 * 3600))
       .option('--name <name>', 'job name (default run-IMAGE)')
       .option('--out <dir>', 'write the outputs into DIR/JOB_ID', 'gpux-out')
-      .option('--cancel-on-exit', 'Ctrl-C cancels the job without asking (default: ask on a terminal, else leave it running and print the cancel command)'),
+      .option('--cancel-on-exit', 'Ctrl-C cancels the job without asking (default: ask on a terminal, else leave it running and print the cancel command)')
+      .option('--dry-run', 'check the job and show the hold, the price range, the nodes that fit now and the expected wait; runs nothing'),
   ).action(async (image: string, command: string[], flags: RunFlags) => {
     const loaded = runSpec(image, command, flags, io.env);
     const client = clientFor(io, flags, 'buyer');
+    if (flags.dryRun) {
+      io.out.write(formatQuote(await client.quoteJob(loaded.spec), loaded.spec, 'gpux run'));
+      return;
+    }
     const { res } = await submitLoaded(io, client, loaded, { quiet: false });
     const id = res.job.id;
-    io.err.write(`submitted job ${id} (${res.job.name}): ${res.job.state}; streaming its logs (Ctrl-C to stop)\n`);
+    io.err.write(`submitted job ${id} (${res.job.name}): ${res.job.state}; streaming its logs (Ctrl-C to stop)\n${heldLine(res.job)}`);
     const final = await followOrStop(io, client, id, res.job, flags.cancelOnExit === true, deps);
     if (!final) return;
     io.err.write(`${summarizeJob(final)}\n`);

@@ -3,7 +3,7 @@
  * key of the chain whose activeFrom has passed, so a rotated key takes over by itself at its activation; a
  * rotation written while the coordinator runs is picked up by watching the file (like tls.ts).
  */
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
 import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import type { Clock } from '@gpux/core';
 import {
@@ -82,6 +82,12 @@ export class Signer {
   sealChallenge(nodeId: string, a: ChallengeAssignment): ChallengeAssignment {
     const { seal: _old, ...bare } = a;
     return { ...bare, seal: this.seal({ kind: 'challenge', challengeId: a.id, nodeId, challengeDigest: canonicalDigest(bare) }, a.deadlineAt) };
+  }
+
+  /** Sign `data` with the key signing now (federation: requests to peer regions and answers to them, issue 15). */
+  signBytes(data: (keyId: string) => Buffer): { key: CoordinatorKey; signature: string } {
+    const k = this.active(this.clock.now());
+    return { key: k.pub, signature: sign(null, data(k.pub.fingerprint), k.privateKey).toString('base64') };
   }
 
   /** GET /v1/coordinator/identity. */

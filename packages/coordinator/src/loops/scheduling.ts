@@ -9,6 +9,7 @@
 import { newId } from '@gpux/core';
 import type { Needs } from '../runtime.js';
 import { pricePlacements } from '../services/market.js';
+import { PlacementWaits } from '../services/placement-waits.js';
 import { resyncIndex } from '../cluster/follow.js';
 import { PeriodicTask } from './periodic.js';
 import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
@@ -28,6 +29,8 @@ export class SchedulingLoop {
   /** Rebuild the index from the store before the next pass (cluster/follow.ts resyncIndex). */
   private resyncDue = false;
   private readonly task: PeriodicTask;
+  /** Waits from submission to first placement, for the quote's expected wait (services/quote.ts). */
+  readonly waits = new PlacementWaits();
 
   constructor(private rt: SchedulingDeps) {
     this.task = new PeriodicTask(
@@ -91,7 +94,8 @@ export class SchedulingLoop {
     // Start the next claim at the last buyer served (ids may not carry a NUL for "just after" on PostgreSQL).
     this.fromBuyer = jobs.at(-1)?.buyerId ?? '';
     const proposed = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random });
-    const { priced: placements, dropped } = pricePlacements(this.rt, new Map(jobs.map((j) => [j.id, j])), proposed);
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+    const { priced: placements, dropped } = pricePlacements(this.rt, byId, proposed);
     for (const p of dropped) index.release(p.attemptId);
     this.backlog = placements.length < jobs.length;
     if (placements.length === 0) return false;
@@ -108,6 +112,9 @@ export class SchedulingLoop {
       if (!written.has(p.attemptId)) index.release(p.attemptId);
       else {
         nodes.add(p.nodeId);
+        const job = byId.get(p.jobId);
+        // A gang's members share one job: its wait is noted once (rank 0), and only a first placement is a wait from submission.
+        if (job && job.attemptCount === 0 && (p.gang === undefined || p.gang.rank === 0)) this.waits.note(now, now - job.createdAt);
         logger.debug({ jobId: p.jobId, attemptId: p.attemptId, nodeId: p.nodeId, gpus: p.gpuIndices }, 'job assigned');
       }
     }

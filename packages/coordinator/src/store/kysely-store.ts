@@ -24,6 +24,7 @@ import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
 import * as payouts from './payouts.js';
+import * as peers from './peers.js';
 import * as prices from './prices.js';
 import * as provider from './provider.js';
 import * as queue from './queue.js';
@@ -69,6 +70,13 @@ function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
     },
     claimNonces: (items) => cluster.claimNonces(ctx, items),
     pruneNonces: (now, limit) => cluster.pruneNonces(ctx, now, limit),
+    addPeer: (p) => peers.addPeer(ctx, p),
+    listPeers: () => peers.listPeers(ctx),
+    getPeer: (id) => peers.getPeer(ctx, id),
+    findPeerByKey: (fp) => peers.findPeerByKey(ctx, fp),
+    removePeer: (id) => peers.removePeer(ctx, id),
+    recordPeerExchange: (id, outcome) => peers.recordPeerExchange(ctx, id, outcome),
+    recordPeerSummary: (id, summary, at) => peers.recordPeerSummary(ctx, id, summary, at),
 
     createToken: (t) => tokens.createToken(ctx, t),
     findTokenByHash: (hash) => tokens.findTokenByHash(ctx, hash),

@@ -4,6 +4,7 @@ import type { BlobsTable, BlobUploadsTable } from './blob-schema.js';
 import type { AgentUploadsTable, JobBlobsTable } from './job-blob-schema.js';
 import type { AttemptKeysTable, NodeEncryptionKeysTable } from './e2e-key-schema.js';
 import type { CoordinatorLeasesTable, NodeNoncesTable } from './cluster-schema.js';
+import type { PeersTable } from './peers.js';
 
 export interface TokensTable {
   id: string;
@@ -462,5 +463,6 @@ export interface Database {
   attempt_keys: AttemptKeysTable; // 0018
   coordinator_leases: CoordinatorLeasesTable; // 0019
   node_nonces: NodeNoncesTable; // 0019
+  peers: PeersTable; // 0021
   gpux_migrations: MigrationsTable;
 }

@@ -1,4 +1,7 @@
-/** Why a pending job waits (GET /v1/jobs/:id/explain): the summary, its place in the queue, what each filter ruled out. */
+/**
+ * Why a pending job waits (GET /v1/jobs/:id/explain): the summary, its place in the queue, the price, what each filter
+ * ruled out and what to change. The sentences are the coordinator's, shown as they are (the CLI prints the same).
+ */
 import type { ExplainJobResponse } from '@gpux/protocol';
 import { num } from '../lib/format.js';
 
@@ -16,6 +19,7 @@ export function Explain({ data }: { data: ExplainJobResponse }) {
         <li>
           Nodes: {num(data.nodesFitting)} fit now, {num(data.nodesBusy)} fit but are busy, of {num(data.nodesTotal)}
         </li>
+        {data.price ? <li data-testid="explain-price">Price: {data.price}</li> : null}
       </ul>
       {filters.length ? (
         <div className="table-wrap">
@@ -44,8 +48,8 @@ export function Explain({ data }: { data: ExplainJobResponse }) {
       ) : null}
       {data.suggestions.length ? (
         <>
-          <h3>What would help</h3>
-          <ul className="suggestions">
+          <h3>What to change</h3>
+          <ul className="suggestions" data-testid="explain-suggestions">
             {data.suggestions.map((s) => (
               <li key={s}>{s}</li>
             ))}
