@@ -273,9 +273,10 @@ export function verificationSummary(v: { state: VerificationState; label: Verifi
     case 'unaudited':
       if (v.reason === OUTPUTS_NOT_INLINE || v.reason === CHECKER_FAILED) {
         const why = v.reason === OUTPUTS_NOT_INLINE ? 'the outputs are too large to hand to the buyer\'s checker inline' : "the buyer's checker ended without a verdict";
-        return v.state === 'released' ? `unaudited: ${why}; the window closed on ${until}` : `unaudited: ${why}; disputable until ${until}; pay held until then`;
+        return v.state === 'released' ? `${why}; the window closed on ${until}` : `${why}; disputable until ${until}; pay held until then`;
       }
-      return v.state === 'released' ? `unaudited: no audit could run; the window closed on ${until}` : `unaudited: drawn (${p}) but no audit could run; disputable until ${until}; pay held until then`;
+      // The label (unaudited) is printed beside the summary: not repeated here.
+      return v.state === 'released' ? `no audit could run; the window closed on ${until}` : `drawn (${p}) but no audit could run; disputable until ${until}; pay held until then`;
     case 'disputed':
       return 'disputed by the buyer: referee runs on independent operators decide (2 must agree); pay and bond held until then';
     case 'dispute-rejected':
