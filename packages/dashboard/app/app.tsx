@@ -13,6 +13,7 @@ import { NodeDetail } from './pages/node-detail.js';
 import { Nodes } from './pages/nodes.js';
 import { Overview } from './pages/overview.js';
 import { Provider } from './pages/provider.js';
+import { Regions } from './pages/regions.js';
 import { SignIn } from './pages/sign-in.js';
 import { Wallet } from './pages/wallet.js';
 
@@ -33,6 +34,8 @@ function route(path: string, account: Account) {
       return <Wallet />;
     case '/provider':
       return <Provider />;
+    case '/regions':
+      return account.role === 'operator' ? <Regions /> : <OperatorsOnly what="The regions page" />;
     default:
       return (
         <Page title="Page not found" live={false}>

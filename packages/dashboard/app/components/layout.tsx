@@ -12,6 +12,7 @@ const NAV: Array<{ to: string; label: string; operatorOnly?: boolean }> = [
   { to: '/market', label: 'Market' },
   { to: '/wallet', label: 'Wallet' },
   { to: '/provider', label: 'Provider' },
+  { to: '/regions', label: 'Regions', operatorOnly: true },
 ];
 
 function isCurrent(to: string, path: string): boolean {
