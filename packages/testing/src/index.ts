@@ -12,4 +12,6 @@ export { requireS3Emulator, type S3Emulator, s3EmulatorAvailable, startS3Emulato
 export { freePort } from './free-port.js';
 export { NGINX_BIN, type NginxSite, renderShippedSite, type RunningNginx, startNginx } from './nginx.js';
 export { type Replicas, type ReplicaStatus, replicaStatus, startReplicas } from './replicas.js';
-export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+export { type CutMode, type LinkShape, startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
+export { canMakeNetns, cleanLeftoverNetns, makeNetns, type Netns, type NetnsHost, NETNS_WHY } from './netns.js';
+export { type CliResult, type LinkSpec, type Region, REGION_PORT, type RegionLink, type Regions, type RegionSpec, startRegions, type StartRegionsOptions } from './regions.js';

@@ -33,7 +33,11 @@ process.on('exit', () => {
 });
 
 export function spawnGpux(args: string[], env: NodeJS.ProcessEnv): GpuxProcess {
-  const child = spawn(process.execPath, [GPUX_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return trackGpux(spawn(process.execPath, [GPUX_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** A gpux child started elsewhere (inside a network namespace, say): its output collected, stopped with the test, SIGKILLed at exit. */
+export function trackGpux(child: ChildProcess): GpuxProcess {
   live.add(child);
   let out = '';
   child.stdout?.on('data', (d) => {
