@@ -17,8 +17,8 @@ describe('scarcity', () => {
   test('a flexible job leaves the T4 node to the job that can only run there', () => {
     const flexible = gpuJob(1, {}, { createdAt: T0 });
     const onlyT4 = gpuJob(2, { resources: { gpu: { count: 2, models: ['t4'] } } }, { createdAt: T0 + 1 });
-    // Without the term, packing sends the flexible job to the small node (it fills best) and the T4 job waits.
-    const blind = new PlacementEngine({ scarcityWeight: 0 }).place([flexible, onlyT4], fleet(), ctx());
+    // Without the terms (scarcity, demand), packing sends the flexible job to the small node (it fills best) and the T4 job waits.
+    const blind = new PlacementEngine({ scarcityWeight: 0, demandWeight: 0 }).place([flexible, onlyT4], fleet(), ctx());
     assert.deepEqual(
       blind.map((p) => p.nodeId),
       ['small-t4'],

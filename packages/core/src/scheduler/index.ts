@@ -1,5 +1,6 @@
 /** The scheduler: capacity index, filters, scores, fairness, the placement engine, explain, first-fit baseline. */
 export * from './capacity-index.js';
+export * from './demand.js';
 export * from './exact-search.js';
 export * from './explain.js';
 export * from './fairness.js';

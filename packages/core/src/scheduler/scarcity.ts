@@ -15,6 +15,12 @@
  * Cost: one walk over the pass's window (per job shape, the index's cached pool list) when the pass starts, a
  * map update per constrained placement, a map read per scored candidate. The pools' free-GPU counts are kept
  * by the index on every move (capacity-index.ts), never counted by a scan.
+ *
+ * The window only knows the demand that is already queued; `keep` is the prior for the demand that is not, in
+ * score units (replay: a job naming the fleet's only two A10 nodes found both taken by the first flexible jobs
+ * of the replay, which ran to its end; 8-GPU jobs that only a G3 node fits found every G3 node broken): take from
+ * the pool with the largest free share (pools drain in proportion, as first-fit over a shuffled fleet does), not
+ * the last free GPUs of a pool, and not the last nodes of a pool with as many GPUs free as this one.
  */
 import type { JobRecord } from '../records.js';
 import type { CapacityIndex, Pool, PoolSlot } from './capacity-index.js';
@@ -56,6 +62,20 @@ export class PoolPressure {
     return 1 - Math.min(1, Math.max(0, this.pressure.get(slot.pool) ?? 0));
   }
 
+  /** The prior (see above): ≤ 0, what taking `gpuCount` GPUs from `slot` costs the work not queued yet. */
+  keep(slot: PoolSlot | undefined, gpuCount: number): number {
+    if (!slot) return 0;
+    const pool = slot.pool;
+    let cost = KEEP_SHARE_WEIGHT * (1 - pool.freeGpus / Math.max(1, pool.gpus)) + KEEP_LAST_GPUS / (1 + pool.freeGpus);
+    if (slot.free > gpuCount && slot.free >= 2) {
+      // Nodes of the pool with at least this many GPUs free: the buckets above this level (at most a node's GPUs).
+      let nodes = 0;
+      for (let f = slot.free; f < pool.buckets.length; f++) nodes += pool.buckets[f]?.length ?? 0;
+      cost += KEEP_LAST_NODES / (1 + nodes);
+    }
+    return -cost;
+  }
+
   /**
    * How much of the fleet can take the job: GPUs of its pools (schedulable nodes, pools with a node of enough
    * GPUs), cached per shape for the pass; CPU-only jobs reach every node. fairOrder tries the least reached first.
@@ -90,5 +110,10 @@ export class PoolPressure {
     for (const p of s.pools) this.pressure.set(p, (this.pressure.get(p) ?? 0) + gpus * s.perGpu);
   }
 }
+
+/** Weights of the prior (replay, burst, default and model variants: share 2 to 4, last GPUs 10 to 20, last nodes 3 to 10 within noise). */
+export const KEEP_SHARE_WEIGHT = 2;
+export const KEEP_LAST_GPUS = 10;
+export const KEEP_LAST_NODES = 10;
 
 const shapeKey = (req: JobRequirements) => `${req.gpuShape}@${req.region ?? '\u0000'}`;
