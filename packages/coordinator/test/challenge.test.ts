@@ -128,8 +128,10 @@ describe('proof of hardware (GPUX_CHALLENGE=required)', () => {
 describe('proof of hardware: one device behind 8 identities', () => {
   let h: Harness;
   // A device that honestly takes 1.6× the cpu row's time for one challenge (within the 2.5× tolerance):
-  // alone it passes; shared by 8 identities challenged at one instant, the later ones are too late.
-  const sizing = { n: 64, maxProducts: 240, tolerance: { maxSlowdown: 2.5, startupMs: 1000, warmupMs: 0 } };
+  // alone it passes; shared by 8 identities challenged at one instant, the later ones are too late. The
+  // deadline is 252 ms × 2.5 + 2,000 ms: the first answer has 2 s of slack for a loaded machine, and the
+  // seventh cannot end before 7 × 400 ms = 2,800 ms.
+  const sizing = { n: 64, maxProducts: 240, tolerance: { maxSlowdown: 2.5, startupMs: 2000, warmupMs: 0 } };
   before(async () => {
     // The retry waits long enough that every registration challenge has expired first: then one pass challenges all 8.
     h = await startHarness({ ...BASE, challengeSizing: sizing, challengeRetryMs: 1500 });
