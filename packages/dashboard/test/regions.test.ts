@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cryptoRandom, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
-import { generateNodeKeyPair, nodeIdFromPublicKey, signRequest } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
+import { registerH100Node } from '@gpux/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { amount } from '../app/lib/format.js';
 import { launchChromium, requireChromium, signedInPage } from './helpers/browser.js';
@@ -42,24 +42,7 @@ async function startRegion(dir: string, name: string): Promise<Region> {
 
 /** A node with `gpus` H100s registered the way an agent does (signed), so the region's capacity index has it. */
 async function registerNode(r: Region, gpus: number): Promise<void> {
-  const enrollment = (await r.operator.createEnrollment({ name: 'nodes' })).token;
-  const keys = generateNodeKeyPair();
-  const advertisement = {
-    hostname: `${r.name}-gpu-box`,
-    agentVersion: '0.0.0-test',
-    os: 'linux',
-    arch: 'x64',
-    cpuCores: 32,
-    memoryMb: 262_144,
-    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${r.name}-${i}`, vendor: 'nvidia', model: 'NVIDIA H100 80GB HBM3', vramMb: 81_920 })),
-    docker: { available: false },
-    executors: ['process'],
-  };
-  const body = JSON.stringify({ publicKey: keys.publicKey, enrollmentToken: enrollment, advertisement });
-  const path = '/v1/agent/register';
-  const headers = signRequest({ method: 'POST', path, body, nodeId: nodeIdFromPublicKey(keys.publicKey) }, keys.privateKeyPem);
-  const res = await fetch(`${r.coord.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
-  assert.equal(res.status, 200, await res.text());
+  await registerH100Node(r.coord.url, r.operatorToken, r.name, gpus);
 }
 
 describe('the Regions page in Chromium: two coordinators peered both ways', requireChromium(), () => {
