@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import type { ListPeersResponse, PeerView, } from '@gpux/protocol';
-import { registerH100Node } from '@gpux/testing';
+import { registerGpuNode } from '@gpux/testing';
 import { parse as parseYaml } from 'yaml';
 import { main } from '../src/main.js';
 import { argv, captureIo } from './helpers.js';
@@ -32,7 +32,7 @@ async function startRegion(dir: string, name: string): Promise<Region> {
 
 /** A node with `gpus` H100s registered the way an agent does (signed), so the region's capacity index has it. */
 async function registerNode(r: Region, gpus: number): Promise<void> {
-  await registerH100Node(r.coord.url, r.operator, r.name, gpus);
+  await registerGpuNode(r.coord.url, r.operator, r.name, gpus);
 }
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {

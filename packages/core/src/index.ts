@@ -7,6 +7,7 @@ export * from './store.js';
 export * from './lifecycle.js';
 export * from './attempt-end/index.js';
 export * from './scheduler/index.js';
+export * from './federation/route.js';
 export * from './executor.js';
 export * from './market/index.js';
 export * from './trust/index.js';

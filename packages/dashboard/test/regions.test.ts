@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { cryptoRandom, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
-import { registerH100Node } from '@gpux/testing';
+import { registerGpuNode } from '@gpux/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { amount } from '../app/lib/format.js';
 import { launchChromium, requireChromium, signedInPage } from './helpers/browser.js';
@@ -42,7 +42,7 @@ async function startRegion(dir: string, name: string): Promise<Region> {
 
 /** A node with `gpus` H100s registered the way an agent does (signed), so the region's capacity index has it. */
 async function registerNode(r: Region, gpus: number): Promise<void> {
-  await registerH100Node(r.coord.url, r.operatorToken, r.name, gpus);
+  await registerGpuNode(r.coord.url, r.operatorToken, r.name, gpus);
 }
 
 describe('the Regions page in Chromium: two coordinators peered both ways', requireChromium(), () => {

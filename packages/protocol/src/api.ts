@@ -5,6 +5,7 @@ import { ResultCommitment } from './commitment.js';
 import { AttemptView, EventView, JobLogEntry, JobState, JobView, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { NodeAdminState, NodeStatus, NodeView } from './node.js';
+import { RegionAdvice } from './offers-api.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -95,6 +96,7 @@ export const ExplainJobResponse = z.object({
     .describe('Lowest price (minor units per GPU-hour, per job-hour when CPU-only) among the nodes that fit now; null when none fits or none asks (no market). `price` says it in words'),
   price: z.string().describe('What the job pays at most and what the nodes that fit would charge, amounts with their asset ("pays at most 0.492188 USDC per GPU-hour; …")'),
   suggestions: z.array(z.string()).describe('Why it cannot be placed, each with what to change ("… — raise maxPricePerGpuHour to 0.600000 USDC …"); empty when enough nodes fit'),
+  regions: RegionAdvice.optional().describe('Issue 15: for a queued job, the regions that could run it and the one routing would pick (advice); only when this coordinator has peers'),
 });
 export type ExplainJobResponse = z.infer<typeof ExplainJobResponse>;
 

@@ -73,6 +73,39 @@ export const WaitEstimate = z.object({
 });
 export type WaitEstimate = z.infer<typeof WaitEstimate>;
 
+/**
+ * Issue 15, routing as advice: which regions could run the job, from this region's nodes and its peers' last signed
+ * summaries (a peer's figures are per class: a class-level estimate), and the region the routing rules would pick.
+ * Nothing is forwarded yet. Present only when this coordinator has peers; a peer's URL only for operators.
+ */
+export const RegionOptionView = z.object({
+  region: z.string().describe("The region's name (its summary's)"),
+  local: z.boolean().describe('This region'),
+  peer: z.string().nullable().describe("The peer's name here (operators only; null for buyers and for this region)"),
+  url: z.string().nullable().describe("The peer's URL (operators only)"),
+  fitsNow: z.boolean().describe('Enough free GPUs now: node-level here, class-level for a peer'),
+  class: z.string().nullable().describe('The market class the figures are for'),
+  freeGpus: z.number().int(),
+  totalGpus: z.number().int(),
+  priceIndex: z.number().int().nullable().describe('Class index price per GPU-hour, minor units'),
+  withinCap: z.boolean().nullable().describe("Whether the index is within the job's cap; null without a cap"),
+  rttMs: z.number().int().nullable(),
+  summaryAgeMs: z.number().int().nullable(),
+  why: z.string(),
+});
+export type RegionOptionView = z.infer<typeof RegionOptionView>;
+
+export const RegionAdvice = z.object({
+  options: z.array(RegionOptionView).describe('Regions that could run the job, best first (fits now, nearer, cheaper, name)'),
+  skipped: z.array(z.string()).describe('Peers left out and why (not ok, no summary, summary older than 3 exchange periods, no accepted class)'),
+  verdict: z.object({
+    rule: z.enum(['named', 'no-local-capacity', 'cheaper-within-latency', 'stay', 'nowhere']),
+    region: z.string().nullable(),
+    sentence: z.string().describe('The choice and why, in words; says that forwarding is not built'),
+  }),
+});
+export type RegionAdvice = z.infer<typeof RegionAdvice>;
+
 export const QuoteJobResponse = z.object({
   name: z.string(),
   market: z.boolean(),
@@ -90,5 +123,6 @@ export const QuoteJobResponse = z.object({
   nodesBusy: z.number().int().describe('Nodes that fit but are busy now'),
   wait: WaitEstimate,
   suggestions: z.array(z.string()).describe('What to change when no node can run it as specified'),
+  regions: RegionAdvice.optional().describe('Issue 15: the regions that could run it and the one routing would pick (advice: nothing is forwarded); only when this coordinator has peers'),
 });
 export type QuoteJobResponse = z.infer<typeof QuoteJobResponse>;

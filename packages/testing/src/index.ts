@@ -13,6 +13,7 @@ export { freePort } from './free-port.js';
 export { NGINX_BIN, type NginxSite, renderShippedSite, type RunningNginx, startNginx } from './nginx.js';
 export { type Replicas, type ReplicaStatus, replicaStatus, startReplicas } from './replicas.js';
 export { type CutMode, type LinkShape, startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
-export { type RegisteredNode, registerH100Node } from './register-node.js';
+export { type RegisteredNode, registerGpuNode } from './register-node.js';
+export { waitFor } from './processes.js';
 export { canMakeNetns, cleanLeftoverNetns, makeNetns, type Netns, type NetnsHost, NETNS_WHY } from './netns.js';
 export { type CliResult, type LinkSpec, type Region, REGION_PORT, type RegionLink, type Regions, type RegionSpec, startRegions, type StartRegionsOptions } from './regions.js';

@@ -10,8 +10,8 @@ export interface RegisteredNode {
   nodeId: string;
 }
 
-/** Register a node with `gpus` NVIDIA H100s named after `name` on the coordinator at `url`; throws on any refusal. */
-export async function registerH100Node(url: string, operatorToken: string, name: string, gpus: number): Promise<RegisteredNode> {
+/** Register a node with `gpus` NVIDIA GPUs of `model` (80 GB), named after `name`, on the coordinator at `url`; throws on any refusal. */
+export async function registerGpuNode(url: string, operatorToken: string, name: string, gpus: number, model = 'NVIDIA H100 80GB HBM3'): Promise<RegisteredNode> {
   const enrollment = (await new GpuxClient({ url, token: operatorToken }).createEnrollment({ name: 'nodes' })).token;
   const keys = generateNodeKeyPair();
   const advertisement = {
@@ -21,7 +21,7 @@ export async function registerH100Node(url: string, operatorToken: string, name:
     arch: 'x64',
     cpuCores: 32,
     memoryMb: 262_144,
-    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${name}-${i}`, vendor: 'nvidia', model: 'NVIDIA H100 80GB HBM3', vramMb: 81_920 })),
+    gpus: Array.from({ length: gpus }, (_, i) => ({ index: i, uuid: `GPU-${name}-${i}`, vendor: 'nvidia', model, vramMb: 81_920 })),
     docker: { available: false },
     executors: ['process'],
   };

@@ -2,10 +2,18 @@
  * `gpux job explain ID`: why a pending job waits — per-filter rejections, queue position, what to change. The
  * coordinator writes every sentence (amounts with their asset), so this prints them as they are, as the dashboard does.
  */
-import type { ExplainJobResponse } from '@gpux/protocol';
+import type { ExplainJobResponse, RegionAdvice } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io } from '../context.js';
 import { formatKeyValues, formatTable, outputOption, render } from '../output.js';
+
+/** Issue 15: the regions that could run the job and the routing verdict, as the coordinator words them (advice only). */
+export function formatRegionAdvice(r: RegionAdvice | undefined): string {
+  if (!r) return '';
+  const lines = r.options.map((o) => `  - ${o.why}${o.url ? ` [${o.url}]` : ''}\n`).join('');
+  const skipped = r.skipped.map((s) => `  - left out: ${s}\n`).join('');
+  return `regions (advice: nothing is forwarded):\n${lines}${skipped}  region choice: ${r.verdict.sentence}\n`;
+}
 
 export function formatExplain(e: ExplainJobResponse): string {
   let out = formatKeyValues([
@@ -26,6 +34,7 @@ export function formatExplain(e: ExplainJobResponse): string {
     ]);
   }
   if (e.suggestions.length > 0) out += `\nwhat to change:\n${e.suggestions.map((s) => `  - ${s}\n`).join('')}`;
+  if (e.regions) out += `\n${formatRegionAdvice(e.regions)}`;
   return out;
 }
 

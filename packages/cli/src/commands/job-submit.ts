@@ -10,6 +10,7 @@ import { formatBytes, formatDuration, formatKeyValues, toJson } from '../output.
 import { gpuxHome } from '../profile.js';
 import { EXIT_INTERRUPTED, type InterruptDeps, InterruptWatch, processInterruptDeps } from '../signals.js';
 import { type LoadedSpec, type LocalInput, loadSpecWithFiles } from '../spec-file.js';
+import { formatRegionAdvice } from './job-explain.js';
 import { encryptedSubmission, keepDataKey, serveWhileWaiting } from './keys.js';
 
 interface SubmitFlags {
@@ -184,7 +185,7 @@ export function formatQuote(q: QuoteJobResponse, spec: JobSpec, source: string):
     ['wait', `${q.wait.kind === 'now' ? 'none expected' : q.wait.kind === 'recent' ? `about ${formatDuration((q.wait.seconds ?? 0) * 1000)}` : q.wait.kind === 'never' ? 'never, as specified' : 'unknown'}: ${q.wait.basis}`],
   ]);
   const change = q.suggestions.length ? `what to change:\n${q.suggestions.map((s) => `  - ${s}\n`).join('')}` : '';
-  return `${source}: a valid job spec "${q.name}" (checked here and by the coordinator); dry run, nothing was submitted\n${out}${change}`;
+  return `${source}: a valid job spec "${q.name}" (checked here and by the coordinator); dry run, nothing was submitted\n${out}${change}${formatRegionAdvice(q.regions)}`;
 }
 
 /** "held 1.500000 USDC in escrow (cap …)" after a submit; nothing without a market. */

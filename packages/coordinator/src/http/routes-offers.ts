@@ -6,7 +6,7 @@ import { quoteJob } from '../services/quote.js';
 import { mountRoute } from './route-kit.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type RoutesOffersDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'nodeKeys' | 'nonces' | 'scheduling' | 'startedAt' | 'store'>;
+type RoutesOffersDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'scheduling' | 'startedAt' | 'store'>;
 
 export function mountOffersRoutes(app: FastifyInstance, rt: RoutesOffersDeps): void {
   mountRoute(app, rt, 'offers', async ({ query }) => offers(rt, query));

@@ -10,9 +10,10 @@ import { type JobSpec, priceUnit, type QuoteJobResponse } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
 import type { Needs } from '../runtime.js';
 import { paymentFor } from './market.js';
+import { type RegionAdviceDeps, regionAdvice } from './region-advice.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type QuoteDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'scheduling' | 'store'>;
+type QuoteDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'scheduling' | 'store'> & RegionAdviceDeps;
 
 export async function quoteJob(rt: QuoteDeps, p: Principal, spec: JobSpec): Promise<QuoteJobResponse> {
   const replicated = spec.replicas === 2;
@@ -33,6 +34,8 @@ export async function quoteJob(rt: QuoteDeps, p: Principal, spec: JobSpec): Prom
   const suggestions = wait.kind === 'never' ? explainPlacement({ spec, avoidNodeIds: [], payment } as unknown as JobRecord, rt.index).suggestions : [];
   const available = payment ? await rt.store.getBalance(ACCOUNTS.wallet(p.accountId), payment.asset) : null;
   const holdTotal = payment ? payment.held * runs : null;
+  const local = { nodesFitting: q.nodesFitting, nodesBusy: q.nodesBusy, nodesNeeded: needed, wait };
+  const regions = await regionAdvice(rt, p, req, local, { queueTimeoutSeconds: spec.queueTimeoutSeconds, asset: payment?.asset ?? spec.asset ?? 'usdc' });
   return {
     name: spec.name,
     market: rt.config.market,
@@ -50,5 +53,6 @@ export async function quoteJob(rt: QuoteDeps, p: Principal, spec: JobSpec): Prom
     nodesBusy: q.nodesBusy,
     wait,
     suggestions,
+    ...(regions ? { regions } : {}),
   };
 }

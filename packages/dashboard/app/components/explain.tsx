@@ -1,6 +1,7 @@
 /**
  * Why a pending job waits (GET /v1/jobs/:id/explain): the summary, its place in the queue, the price, what each filter
- * ruled out and what to change. The sentences are the coordinator's, shown as they are (the CLI prints the same).
+ * ruled out, what to change and (issue 15, with peers) the regions that could run it. The sentences are the
+ * coordinator's, shown as they are (the CLI prints the same).
  */
 import type { ExplainJobResponse } from '@gpux/protocol';
 import { num } from '../lib/format.js';
@@ -45,6 +46,20 @@ export function Explain({ data }: { data: ExplainJobResponse }) {
             </tbody>
           </table>
         </div>
+      ) : null}
+      {data.regions ? (
+        <>
+          <h3>Other regions</h3>
+          <p data-testid="explain-region-choice">{data.regions.verdict.sentence}</p>
+          <ul className="suggestions" data-testid="explain-regions">
+            {data.regions.options.map((o) => (
+              <li key={`${o.region}:${o.peer ?? ''}:${o.why}`}>{o.why}</li>
+            ))}
+            {data.regions.skipped.map((s) => (
+              <li key={s}>Left out: {s}</li>
+            ))}
+          </ul>
+        </>
       ) : null}
       {data.suggestions.length ? (
         <>
