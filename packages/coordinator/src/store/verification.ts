@@ -102,7 +102,12 @@ export async function afterAttemptEndIn(trx: Kysely<Database>, ctx: StoreContext
   const thisAttempt = () => attemptRows(trx, { ids: [attempt.id] });
   if (job.kind === 'canary') return canaryEndedIn(trx, ctx, e);
   if (isCheck(job)) {
-    if (!ended) return releasePendingIn(trx, ctx, await thisAttempt(), now, 'the check run attempt ended without deciding');
+    if (!ended) {
+      // The run goes on, but money may have reached its buyer's wallet (an abandoned lease's fee pays "the buyer"):
+      // the treasury funded the run, so it goes back now; the system buyer's wallet never holds anything.
+      if (job.payment) await sweepToTreasuryIn(trx, ctx, job.id, job.payment.asset, now);
+      return releasePendingIn(trx, ctx, await thisAttempt(), now, 'the check run attempt ended without deciding');
+    }
     const events: NewEvent[] = [];
     if (job.payment) await sweepToTreasuryIn(trx, ctx, job.id, job.payment.asset, now);
     // Only the attempt carrying the check's result is judged; the others ran and are paid now. A checker

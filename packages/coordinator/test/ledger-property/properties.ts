@@ -12,7 +12,7 @@ import { cmdArb, cmdsArb, fundingArb } from './commands.js';
 import { runBatches, runSequence } from './runner.js';
 import type { OpenRun } from './stores.js';
 import { LYING_REFEREE_RUN, VERIFY_FUNDING, VERIFY_RUN } from './verify-run.js';
-import { DIGEST, node, runs, sum } from './world.js';
+import { DIGEST, node, replay, runs, sum } from './world.js';
 
 type TestContext = { diagnostic(m: string): void };
 
@@ -67,7 +67,7 @@ export async function checkRandomSequences(t: TestContext, open: OpenRun, numRun
         await h.done();
       }
     }),
-    { numRuns: runs(numRuns), includeErrorInReport: true },
+    { numRuns: runs(numRuns), includeErrorInReport: true, ...replay() },
   );
   reportCoverage(t, stats, [...PIPELINE, 'lease fee paid in full', 'lease fee capped at the wallet', 'node suspended for lost leases', ...VERIFICATION]);
 }
@@ -90,7 +90,7 @@ export async function checkRandomBatches(t: TestContext, open: OpenRun, numRuns:
       },
     ),
     // No shrinking: a concurrent failure need not replay, and the run's log (in the error) shows the race.
-    { numRuns: runs(numRuns), includeErrorInReport: true, endOnFailure: true },
+    { numRuns: runs(numRuns), includeErrorInReport: true, endOnFailure: true, ...replay() },
   );
   // Jobs get running in the sequential prefixes and the batches; the batches race on money.
   reportCoverage(t, stats, [...PIPELINE.map((w) => [w, `prefix ${w}`]), 'submit ok', 'assign ok', 'stake ok', 'payout ok', 'settle ok']);

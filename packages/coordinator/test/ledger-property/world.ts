@@ -35,6 +35,11 @@ export const SYSTEM_AUDIT = 'system:audit';
 /** GPUX_PROPERTY_RUNS=k multiplies every property's runs (a soak: k=20); the default keeps the file near a minute. */
 const SCALE = Math.max(1, Number(process.env.GPUX_PROPERTY_RUNS ?? 1) || 1);
 export const runs = (n: number) => n * SCALE;
+/** GPUX_PROPERTY_SEED=seed[:path] replays a reported failure (fast-check prints both); a concurrent one may not repeat. */
+export function replay(): { seed?: number; path?: string } {
+  const [seed, path] = (process.env.GPUX_PROPERTY_SEED ?? '').split(':');
+  return seed ? { seed: Number(seed), ...(path ? { path } : {}) } : {};
+}
 
 export type TestNode = (typeof NODES)[number];
 
