@@ -14,6 +14,7 @@ import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type 
 import { CLASS_CATALOGUE, grossAsk, marketClassOf, stakeToLock, systemClock } from '@gpux/core';
 import { type ExplainJobResponse, formatAmount, type JobSpecInput, type NodeAdvertisementInput } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
+import { waitFor } from '@gpux/testing';
 import { main } from '../src/main.js';
 import { argv, captureIo } from './helpers.js';
 
@@ -36,17 +37,6 @@ function a100Node(hostname: string): NodeAdvertisementInput {
   };
 }
 
-/** Polls until `check` returns a value; the coordinator's index follows asks and stake within a moment. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('gpux job explain on a market network', () => {
   let dir: string;
   let coord: RunningCoordinator;
@@ -65,7 +55,7 @@ describe('gpux job explain on a market network', () => {
   const submit = async (over: Partial<JobSpecInput>) =>
     (await buyer.submitJob({ name: 'explain-me', image: 'busybox', command: ['true'], timeoutSeconds: 600, resources: { gpu: { count: 1 } }, ...over })).job.id;
   /** The explain answer once the index shows `ready` (asks and stake reach it asynchronously). */
-  const settled = (id: string, ready: (e: ExplainJobResponse) => boolean) => until(`explain of ${id}`, async () => {
+  const settled = (id: string, ready: (e: ExplainJobResponse) => boolean) => waitFor(`explain of ${id}`, async () => {
     const e = await buyer.explainJob(id);
     return ready(e) ? e : undefined;
   });

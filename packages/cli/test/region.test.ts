@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import type { ListPeersResponse, PeerView, } from '@gpux/protocol';
-import { registerGpuNode } from '@gpux/testing';
+import { registerGpuNode, waitFor } from '@gpux/testing';
 import { parse as parseYaml } from 'yaml';
 import { main } from '../src/main.js';
 import { argv, captureIo } from './helpers.js';
@@ -33,16 +33,6 @@ async function startRegion(dir: string, name: string): Promise<Region> {
 /** A node with `gpus` H100s registered the way an agent does (signed), so the region's capacity index has it. */
 async function registerNode(r: Region, gpus: number): Promise<void> {
   await registerGpuNode(r.coord.url, r.operator, r.name, gpus);
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('gpux region: two coordinators peered both ways', () => {
