@@ -73,8 +73,9 @@ export function registerJob(program: Command, io: Io): void {
     const emit = async (e: Parameters<typeof writeLogEntry>[1]) => write(reader ? await reader.decrypt(e) : e);
     const notStarted = current.state === 'queued' || current.state === 'assigned';
     if (flags.follow) {
-      if (notStarted && !flags.json) io.err.write(`job ${id} is ${current.state}; it has not started yet: waiting for its logs (Ctrl-C stops waiting, not the job)\n`);
       await watchUntilInterrupted(io, id, current.state, async (signal, seen) => {
+        // Said once Ctrl-C is ours (inside the watch), so an interrupt right after it is answered, not fatal.
+        if (notStarted && !flags.json) io.err.write(`job ${id} is ${current.state}; it has not started yet: waiting for its logs (Ctrl-C stops waiting, not the job)\n`);
         for await (const entry of client.followLogs(id, { signal })) {
           if (entry.stream !== 'system') seen.state = 'running';
           await emit(entry);
