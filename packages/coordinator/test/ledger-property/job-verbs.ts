@@ -4,7 +4,7 @@
  * exact answer against the model; concurrent batches accept any expected refusal.
  */
 import assert from 'node:assert/strict';
-import { ACCOUNTS, type AttemptRecord, mulDiv, type Placement, stakeToLock } from '@gpux/core';
+import { ACCOUNTS, type AttemptRecord, GpuxError, mulDiv, type Placement, stakeToLock } from '@gpux/core';
 import { sampleJobSpec } from '@gpux/testing';
 import type { Verbs } from './commands.js';
 import { checkLeasePenalty } from './lease-fees.js';
@@ -188,7 +188,13 @@ export const jobVerbs: Verbs<JobVerb> = {
 
   async heartbeat(run, store, cmd) {
     const n = node(cmd.node);
-    await store.heartbeat(n.id, run.now, run.now + cmd.leaseMs);
+    try {
+      await store.heartbeat(n.id, run.now, run.now + cmd.leaseMs);
+    } catch (err) {
+      // A banned node's heartbeat is refused once it has gone offline (its agent would be told to enroll again).
+      if (err instanceof GpuxError && err.code === 'UNAUTHORIZED' && run.banned.has(n.id)) return `${n.id} ${err.code}`;
+      throw err;
+    }
     return n.id;
   },
 

@@ -37,8 +37,9 @@ const SCALE = Math.max(1, Number(process.env.GPUX_PROPERTY_RUNS ?? 1) || 1);
 export const runs = (n: number) => n * SCALE;
 /** GPUX_PROPERTY_SEED=seed[:path] replays a reported failure (fast-check prints both); a concurrent one may not repeat. */
 export function replay(): { seed?: number; path?: string } {
-  const [seed, path] = (process.env.GPUX_PROPERTY_SEED ?? '').split(':');
-  return seed ? { seed: Number(seed), ...(path ? { path } : {}) } : {};
+  // The path has colons of its own: split at the first only.
+  const [seed = '', ...path] = (process.env.GPUX_PROPERTY_SEED ?? '').split(':');
+  return seed ? { seed: Number(seed), ...(path.length > 0 ? { path: path.join(':') } : {}) } : {};
 }
 
 export type TestNode = (typeof NODES)[number];
