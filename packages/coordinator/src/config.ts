@@ -198,6 +198,19 @@ export interface CoordinatorConfig {
   region: string;
   /** GPUX_PEER_SUMMARY_MS. How often the leader exchanges signed summaries with every peer region. Default 5000. */
   peerSummaryMs: number;
+  /**
+   * GPUX_FORWARD (on/off). Forward jobs to peer regions by the routing rules (issue 15). Default on; off: routing is
+   * advice only (explain, --dry-run) and nothing leaves this region.
+   */
+  forward: boolean;
+  /** GPUX_FORWARD_AFTER_S. A job no node here can take within this long may go to a peer (constraints.maxQueueSeconds overrides it). Default 60. */
+  forwardAfterSeconds: number;
+  /** GPUX_FORWARD_POLL_MS. How often the leader asks each peer how the jobs it forwarded stand (logs, state). Default 1000. */
+  forwardPollMs: number;
+  /** GPUX_FORWARD_LEASE_MS. A forwarded attempt's lease at home, renewed by each answer: past it the job comes back home. Default 60000. */
+  forwardLeaseMs: number;
+  /** GPUX_PEER_CREDIT. Most (minor units, per asset) one peer may owe this region for the jobs it forwarded here. Default 1000 USDC (1e9). */
+  peerCredit: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -292,6 +305,9 @@ function check(c: CoordinatorConfig): CoordinatorConfig {
     'challengeRecheckMs',
     'challengeRetryMs',
     'peerSummaryMs',
+    'forwardAfterSeconds',
+    'forwardPollMs',
+    'forwardLeaseMs',
   ];
   for (const k of positive) {
     const v = c[k];
@@ -414,6 +430,11 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     blobs: { ...loadBlobConfig(env, dataDir), ...overrides.blobs },
     region: str(env, 'GPUX_REGION') ?? 'local',
     peerSummaryMs: int(env, 'GPUX_PEER_SUMMARY_MS', 100, 3_600_000) ?? 5000,
+    forward: bool(env, 'GPUX_FORWARD', ['on', 'off']) ?? true,
+    forwardAfterSeconds: int(env, 'GPUX_FORWARD_AFTER_S', 1, 7 * 86_400) ?? 60,
+    forwardPollMs: int(env, 'GPUX_FORWARD_POLL_MS', 50, 600_000) ?? 1000,
+    forwardLeaseMs: int(env, 'GPUX_FORWARD_LEASE_MS', 1000, 3_600_000) ?? 60_000,
+    peerCredit: int(env, 'GPUX_PEER_CREDIT', 0, Number.MAX_SAFE_INTEGER) ?? 1_000_000_000,
   };
   // Derived defaults (lease, offline, db) already follow an overridden heartbeat or data dir above.
   const merged = { ...c, ...withoutUndefined(overrides), blobs: c.blobs };

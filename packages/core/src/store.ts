@@ -13,6 +13,7 @@ import type { ChallengePort } from './store/challenges.js';
 import type { HistoryPort } from './store/history.js';
 import type { JobBlobsPort } from './store/job-blobs.js';
 import type { E2eKeysPort } from './store/e2e-keys.js';
+import type { ForwardsPort } from './store/forwards.js';
 import type { JobsPort } from './store/jobs.js';
 import type { LedgerPort } from './store/ledger.js';
 import type { MarketPort } from './store/market.js';
@@ -32,6 +33,7 @@ export type { AgentUploadKind, AgentUploadRecord, BeginAgentUploadInput, Checkpo
 export type { JobsPort, QueueTimeoutInput } from './store/jobs.js';
 export { type ClusterPort, type LeaseGrant, LeaseLostError } from './store/cluster.js';
 export type { AttemptKeyRecord, E2eKeysPort, KeyWaitingAttempt, NodeEncryptionKeyRecord } from './store/e2e-keys.js';
+export type { ClearingBalanceRecord, FinishForwardInput, ForwardCounts, ForwardProgress, ForwardRecord, ForwardState, ForwardsPort } from './store/forwards.js';
 export type { HeldPayRecord, LedgerPort } from './store/ledger.js';
 export type { MarketPort } from './store/market.js';
 export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
@@ -42,7 +44,7 @@ export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort, PeersPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort, PeersPort, ForwardsPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

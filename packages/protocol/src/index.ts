@@ -23,3 +23,4 @@ export * from './blob-api.js';
 export * from './agent-blob-api.js';
 export * from './e2e-api.js';
 export * from './federation-api.js';
+export * from './federation-jobs-api.js';

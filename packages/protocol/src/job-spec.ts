@@ -116,6 +116,20 @@ export const Constraints = z
       .refine((r) => Object.keys(r).length <= MAX_NODE_LABELS, { message: `at most ${MAX_NODE_LABELS} node labels` })
       .optional().describe('Labels the node must carry with these exact values'),
     preferredRegion: z.string().min(1).max(SHORT).optional().describe('Soft: nodes in this region score higher for latency (region is the hard filter)'),
+    maxQueueSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .optional()
+      .describe("Federation: when no node here can take the job within this many seconds, a peer region that can may run it (default: the coordinator's GPUX_FORWARD_AFTER_S)"),
+    maxLatencyMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(60_000)
+      .optional()
+      .describe('Federation: a peer region within this round trip that is cheaper than here may run the job'),
     minTrustTier: z
       .enum(['open', 'attested', 'curated'])
       .optional()

@@ -11,6 +11,7 @@ import * as identity from './coordinator-identity.js';
 import * as market from './market-api.js';
 import * as e2e from './e2e-api.js';
 import * as federation from './federation-api.js';
+import * as forwarding from './federation-jobs-api.js';
 import * as node from './node.js';
 import * as offers from './offers-api.js';
 import * as provider from './provider-api.js';
@@ -115,6 +116,10 @@ export const ROUTES = {
   removePeer: r({ method: 'POST', path: '/v1/federation/peers/:id/remove', auth: 'operator', summary: 'Stop peering: its summaries are refused from now on', response: federation.PeerResponse }),
   regionSummary: r({ method: 'GET', path: '/v1/federation/summary', auth: 'operator', summary: "This region's own summary, as peers receive it", response: federation.RegionSummary }),
   exchangeSummary: r({ method: 'POST', path: '/v1/federation/summary', auth: 'none', summary: "A peer region's signed summary (headers x-gpux-peer-key, -timestamp, -nonce, -signature by its coordinator key); answered with this region's, signed over the request's nonce", body: federation.SummaryExchange, response: federation.SummaryExchange }),
+  forwardJob: r({ method: 'POST', path: '/v1/federation/jobs', auth: 'none', summary: "A peer region's signed request to run a job for it (its buyer): held on this region's credit line for the peer, idempotent by the home attempt id; answered signed", body: forwarding.ForwardJobRequest, response: forwarding.ForwardJobResponse }),
+  forwardedJob: r({ method: 'GET', path: '/v1/federation/jobs/:id', auth: 'none', summary: 'A peer region asks (signed) where a job it forwarded stands: state, bill so far, log entries after a cursor; answered signed', query: forwarding.ForwardedJobQuery, response: forwarding.ForwardedJobResponse }),
+  cancelForwardedJob: r({ method: 'POST', path: '/v1/federation/jobs/:id/cancel', auth: 'none', summary: 'A peer region cancels (signed) a job it forwarded here: its buyer cancelled, or it fenced the attempt; answered signed', response: forwarding.ForwardedJobResponse }),
+  regionBalance: r({ method: 'GET', path: '/v1/federation/balance', auth: 'operator', summary: "Inter-region clearing: what this region owes each peer (or is owed), per asset, with jobs sent, received and still open", response: forwarding.RegionBalanceResponse }),
 } as const satisfies Record<string, RouteDef>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -19,7 +19,15 @@ export const ACCOUNTS = {
   pending: (attemptId: string) => `pending:${attemptId}`,
   /** A buyer's dispute bond on a job, held until the referee decides. */
   bond: (jobId: string) => `bond:${jobId}`,
+  /** Inter-region clearing with one peer (issue 15): positive, this region owes the peer; negative, the peer owes it. */
+  clearing: (peerId: string) => `clearing:${peerId}`,
 } as const;
+
+/** The buyer account a peer region's forwarded jobs run under here (its wallet: wallet:region:<peer id>). */
+export const peerBuyerId = (peerId: string) => `region:${peerId}`;
+/** The pseudo node a job forwarded to a peer runs on at home: its attempt's node id (no nodes row). */
+export const peerNodeId = (peerId: string) => `peer:${peerId}`;
+export const isPeerNodeId = (nodeId: string) => nodeId.startsWith('peer:');
 
 export const TRANSFER_KINDS = [
   'mint', // test funds on a dev network (operator or self, when allowed)
@@ -41,6 +49,10 @@ export const TRANSFER_KINDS = [
   'dispute.bond', // buyer wallet → bond:<job>
   'dispute.return', // bond:<job> → buyer wallet: the dispute was right
   'dispute.forfeit', // bond:<job> → provider wallet (+ treasury for the referee run): the dispute was false
+  'clearing.credit', // clearing:<home peer> → wallet:region:<home peer>, at the peer: a forwarded job's hold on the home's credit line
+  'clearing.return', // wallet:region:<home peer> → clearing:<home peer>, at the peer: what a forwarded job did not spend
+  'clearing.charge', // escrow:<job> → clearing:<peer>, at home: a forwarded job's final bill, now owed to the peer
+  'clearing.writeoff', // treasury (then world) → clearing:<peer>, at home: the bill of a run the home had fenced (the buyer pays at most once)
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 
@@ -82,5 +94,5 @@ export function assertBalanced(postings: readonly Posting[]): void {
   for (const [asset, sum] of sums) if (sum !== 0) throw new Error(`invariant: postings in ${asset} sum to ${sum}, not 0`);
 }
 
-/** Accounts that may never go below zero: all but the world. */
-export const mayGoNegative = (account: string) => account === ACCOUNTS.world;
+/** Accounts that may go below zero: the world, and the clearing accounts (a peer may owe this region). */
+export const mayGoNegative = (account: string) => account === ACCOUNTS.world || account.startsWith('clearing:');
