@@ -42,6 +42,7 @@ const READ_COMMANDS = [
   'keys show',
   'coordinator key show',
   'region list',
+  'region balance',
 ];
 
 function find(program: Command, path: string): Command {
@@ -110,6 +111,7 @@ describe('CLI conventions', () => {
       ['blob', 'ls'],
       ['keys', 'show'],
       ['coordinator', 'key', 'show', '--data-dir', join(dir, 'coord')],
+      ['region', 'balance'],
     ];
     for (const args of cases) {
       const json = await run([...args, '-o', 'json']);

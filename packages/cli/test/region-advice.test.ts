@@ -2,7 +2,8 @@
  * Routing as advice (issue 15) through the real CLI against two real coordinators (SQLite) on loopback, peered both
  * ways: a job needing H100s on a region that has only A100s gets, in `gpux job submit --dry-run` and `gpux job
  * explain`, the peer region that has them free named as the choice, with its figures; a buyer sees the region and
- * its figures but not the peer's URL, an operator sees the URL too.
+ * its figures but not the peer's URL, an operator sees the URL too. Forwarding is off here (GPUX_FORWARD=off), so the
+ * job stays queued to be explained; federation-forwarding.test.ts covers the forwarding itself.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ interface Region {
 }
 
 async function startRegion(dir: string, name: string): Promise<Region> {
-  const config = loadCoordinatorConfig({}, { dataDir: join(dir, name), host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, challenge: 'off', region: name, peerSummaryMs: 150 });
+  const config = loadCoordinatorConfig({}, { dataDir: join(dir, name), host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, challenge: 'off', region: name, peerSummaryMs: 150, forward: false });
   const coord = await startCoordinator(config);
   return { name, coord, operator: new GpuxClient({ url: coord.url, token: coord.bootstrapOperatorToken ?? '' }) };
 }
@@ -70,8 +71,8 @@ describe('region advice: a job for H100s on a region without them', () => {
     const dry = await gpux(buyerToken, 'job', 'submit', specFile, '--dry-run');
     assert.equal(dry.code, 0, dry.err);
     assert.match(dry.out, /^wait:\s+never, as specified/m);
-    assert.match(dry.out, /^regions \(advice: nothing is forwarded\):\n {2}- region eu-east could run it now: 4 free nvidia-h100-80gb \(a class-level estimate from its summary\), \d+\.\d{6} USDC per GPU-hour \(class index\), \d+ ms away \(summary \d+ s old, 0 queued\)\n/m);
-    assert.match(dry.out, /^ {2}region choice: no node here can run it as specified; the nearest region with capacity: region eu-east could run it now: .*\. Forwarding is not built yet: to run it there, submit it to region eu-east's coordinator yourself \(its operator gives the address\)\n/m);
+    assert.match(dry.out, /^regions:\n {2}- region eu-east could run it now: 4 free nvidia-h100-80gb \(a class-level estimate from its summary\), \d+\.\d{6} USDC per GPU-hour \(class index\), \d+ ms away \(summary \d+ s old, 0 queued\)\n/m);
+    assert.match(dry.out, /^ {2}region choice: no node here can run it as specified; the nearest region with capacity: region eu-east could run it now: .*\. Forwarding is off in this region \(GPUX_FORWARD=off\): to run it there, submit it to region eu-east's coordinator yourself \(its operator gives the address\)\n/m);
     assert.ok(!dry.out.includes(east.coord.url), 'a buyer does not see the peer URL');
     assert.ok(!dry.out.includes('frankfurt'), "nor the operator's name for the peer");
 
@@ -84,7 +85,7 @@ describe('region advice: a job for H100s on a region without them', () => {
 
     const op = await gpux(west.coord.bootstrapOperatorToken ?? '', 'job', 'submit', specFile, '--dry-run');
     assert.equal(op.code, 0, op.err);
-    assert.ok(op.out.includes(`Forwarding is not built yet: submit it to ${east.coord.url} yourself`), op.out);
+    assert.ok(op.out.includes(`Forwarding is off in this region (GPUX_FORWARD=off): submit it to ${east.coord.url} yourself`), op.out);
     assert.ok(op.out.includes(`[${east.coord.url}]`), 'the option shows the URL to an operator');
     const opQuote = await west.operator.quoteJob({ name: 'needs-h100', image: 'busybox', command: ['true'], timeoutSeconds: 600, resources: { gpu: { count: 4, models: ['H100'] } } });
     const seen = opQuote.regions?.options.find((o) => o.region === 'eu-east');
@@ -96,7 +97,7 @@ describe('region advice: a job for H100s on a region without them', () => {
     const { job } = await buyer.submitJob({ name: 'needs-h100', image: 'busybox', command: ['true'], timeoutSeconds: 600, resources: { gpu: { count: 4, models: ['H100'] } } });
     const shown = await gpux(buyerToken, 'job', 'explain', job.id);
     assert.equal(shown.code, 0, shown.err);
-    assert.match(shown.out, /\nregions \(advice: nothing is forwarded\):\n {2}- region eu-east could run it now: 4 free nvidia-h100-80gb/);
+    assert.match(shown.out, /\nregions:\n {2}- region eu-east could run it now: 4 free nvidia-h100-80gb/);
     assert.match(shown.out, /region choice: no node here can run it as specified; the nearest region with capacity: region eu-east/);
     assert.ok(!shown.out.includes(east.coord.url));
     const e = await buyer.explainJob(job.id);

@@ -15,6 +15,7 @@ import { mountBuyerRoutes } from './http/routes-buyer.js';
 import { mountMarketRoutes } from './http/routes-market.js';
 import { mountOffersRoutes } from './http/routes-offers.js';
 import { mountOperatorRoutes } from './http/routes-operator.js';
+import { mountRegionBalanceRoutes } from './http/routes-region-balance.js';
 import { mountStatsRoutes } from './http/routes-stats.js';
 import { mountSystemRoutes } from './http/routes-system.js';
 import { installSecurityHeaders } from './http/security-headers.js';
@@ -68,6 +69,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   mountAgentBlobRoutes(app, rt, mountBlobRoutes(app, rt));
   mountE2eRoutes(app, rt);
   mountFederationRoutes(app, rt);
+  mountRegionBalanceRoutes(app, rt);
   mountDashboard(app, deps.dashboardDir ? { dir: deps.dashboardDir } : {});
   return app;
 }

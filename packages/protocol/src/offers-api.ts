@@ -101,7 +101,7 @@ export const RegionAdvice = z.object({
   verdict: z.object({
     rule: z.enum(['named', 'no-local-capacity', 'cheaper-within-latency', 'stay', 'nowhere']),
     region: z.string().nullable(),
-    sentence: z.string().describe('The choice and why, in words; says that forwarding is not built'),
+    sentence: z.string().describe('The choice and why, in words, and whether the job is (or will be) forwarded there'),
   }),
 });
 export type RegionAdvice = z.infer<typeof RegionAdvice>;
@@ -123,6 +123,6 @@ export const QuoteJobResponse = z.object({
   nodesBusy: z.number().int().describe('Nodes that fit but are busy now'),
   wait: WaitEstimate,
   suggestions: z.array(z.string()).describe('What to change when no node can run it as specified'),
-  regions: RegionAdvice.optional().describe('Issue 15: the regions that could run it and the one routing would pick (advice: nothing is forwarded); only when this coordinator has peers'),
+  regions: RegionAdvice.optional().describe('Issue 15: the regions that could run it and the one routing picks (the forwarder sends the job there when it is a peer); only when this coordinator has peers'),
 });
 export type QuoteJobResponse = z.infer<typeof QuoteJobResponse>;

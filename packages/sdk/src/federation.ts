@@ -1,6 +1,7 @@
 /**
  * The federation routes of GpuxClient (issue 15; operator token): this region and its peers, adding and removing
- * a peer, this region's own summary. Summary exchanges between regions are signed by coordinator keys, not here.
+ * a peer, this region's own summary, and the clearing balances with each peer. Calls between regions (summary
+ * exchanges, forwarded jobs) are signed by coordinator keys, not here.
  */
 import type { AddPeerRequest } from '@gpux/protocol';
 import { GpuxAccessRoutes } from './access.js';
@@ -36,5 +37,10 @@ export class GpuxFederationRoutes extends GpuxAccessRoutes {
   /** This region's summary as its peers receive it. */
   regionSummary(opts: FederationRequestOptions = {}): Promise<RouteResponse<'regionSummary'>> {
     return callRoute(this.cfg, 'regionSummary', sig(opts));
+  }
+
+  /** Inter-region clearing per peer and asset (positive: this region owes the peer), with jobs sent, received and open. */
+  regionBalance(opts: FederationRequestOptions = {}): Promise<RouteResponse<'regionBalance'>> {
+    return callRoute(this.cfg, 'regionBalance', sig(opts));
   }
 }

@@ -45,6 +45,11 @@ export interface StartRegionsOptions {
   peerSummaryMs?: number;
   /** Peer every linked pair both ways with the CLI. Default true. */
   peer?: boolean;
+  /**
+   * With the market on (the coordinators' default), each node needs stake to take priced work: the operator
+   * deposits and stakes this much (minor units of USDC) on every region's node. Default 0: none.
+   */
+  stakePerNode?: number;
 }
 
 export interface Region {
@@ -83,6 +88,10 @@ export interface Regions {
   gpux(name: string, ...args: string[]): Promise<CliResult>;
   /** `gpux region list -o json` of region `name`. */
   regionList(name: string): Promise<ListPeersResponse>;
+  /** SIGKILL region `name`'s coordinator (its node agent runs on, retrying); resolves once it has exited. */
+  kill(name: string): Promise<void>;
+  /** Start region `name`'s coordinator again on its data dir (after kill); resolves once it is ready. */
+  restart(name: string): Promise<void>;
   /** Stop agents, coordinators and proxies; delete the namespaces. Idempotent. */
   stop(): Promise<void>;
 }
@@ -149,6 +158,16 @@ export async function startRegions(o: StartRegionsOptions): Promise<Regions> {
       if (res.code !== 0) throw new Error(`gpux region list on ${name} exited ${res.code}: ${res.err}`);
       return JSON.parse(res.out) as ListPeersResponse;
     },
+    async kill(name) {
+      const r = region(name);
+      await r.coordinator.stop('SIGKILL', 0);
+    },
+    async restart(name) {
+      const r = region(name) as Region & { env: NodeJS.ProcessEnv };
+      r.coordinator = spawnCoordinator(r.name, r.env);
+      procs.push(r.coordinator);
+      await waitReady(r);
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -203,6 +222,17 @@ export async function startRegions(o: StartRegionsOptions): Promise<Regions> {
   }
   return set;
 
+  function spawnCoordinator(name: string, env: NodeJS.ProcessEnv): GpuxProcess {
+    return gpuxIn(netns, name, ['coordinator', 'start', '--host', '0.0.0.0', '--port', String(REGION_PORT), '--data-dir', join(o.dir, name, 'coord')], env);
+  }
+
+  async function waitReady(r: Pick<Region, 'name' | 'url' | 'coordinator'>): Promise<void> {
+    await waitFor(`${r.name} ready`, async () => {
+      if (r.coordinator.child.exitCode !== null) throw new Error(`the ${r.name} coordinator exited (${r.coordinator.child.exitCode}): ${r.coordinator.output().slice(-2000)}`);
+      return (await fetch(`${r.url}/readyz`).catch(() => undefined))?.ok ? true : undefined;
+    }, 30_000);
+  }
+
   async function startRegion(spec: RegionSpec): Promise<Region & { env: NodeJS.ProcessEnv }> {
     const host = netns.host(spec.name);
     const dir = join(o.dir, spec.name);
@@ -215,7 +245,7 @@ export async function startRegions(o: StartRegionsOptions): Promise<Regions> {
       GPUX_REGION: spec.name,
       GPUX_HOME: join(dir, 'home'),
     };
-    const coordinator = gpuxIn(netns, spec.name, ['coordinator', 'start', '--host', '0.0.0.0', '--port', String(REGION_PORT), '--data-dir', join(dir, 'coord')], env);
+    const coordinator = spawnCoordinator(spec.name, env);
     procs.push(coordinator);
     const access = await startTcpProxy({ host: host.address, port: REGION_PORT });
     proxies.push(access);
@@ -224,7 +254,7 @@ export async function startRegions(o: StartRegionsOptions): Promise<Regions> {
       if (coordinator.child.exitCode !== null) throw new Error(`the ${spec.name} coordinator exited (${coordinator.child.exitCode}): ${coordinator.output().slice(-2000)}`);
       return /operator token \(shown once[^:]*: (\S+)/.exec(coordinator.output())?.[1];
     });
-    await waitFor(`${spec.name} ready`, async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000);
+    await waitReady({ name: spec.name, url, coordinator });
     const client = new GpuxClient({ url, token: operatorToken });
     const keyFingerprint = (await client.regionPeers()).self.keyFingerprint;
     return { name: spec.name, host, url, operatorToken, client, keyFingerprint, coordinator, agent: null, env };
@@ -244,7 +274,11 @@ export async function startRegions(o: StartRegionsOptions): Promise<Regions> {
     await waitFor(`${r.name}'s node online`, async () => {
       if (agent.child.exitCode !== null) throw new Error(`the ${r.name} agent exited (${agent.child.exitCode}): ${agent.output().slice(-2000)}`);
       const { nodes } = await r.client.listNodes({ status: 'online' });
-      return nodes.length > 0 ? true : undefined;
+      return nodes.length > 0 ? nodes : undefined;
+    }).then(async (nodes) => {
+      if (!o.stakePerNode) return;
+      await r.client.deposit({ asset: 'usdc', amount: o.stakePerNode * nodes.length, reference: `stake for ${r.name}'s nodes` });
+      for (const n of nodes) await r.client.addStake(n.id, o.stakePerNode);
     });
   }
 }

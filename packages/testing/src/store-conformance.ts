@@ -16,6 +16,7 @@ import { blobTests } from './conformance/ports/blobs.js';
 import { challengeTests } from './conformance/ports/challenges.js';
 import { clusterTests } from './conformance/ports/cluster.js';
 import { equivocationTests } from './conformance/ports/equivocations.js';
+import { forwardTests } from './conformance/ports/forwards.js';
 import { historyTests } from './conformance/ports/history.js';
 import { jobTests } from './conformance/ports/jobs.js';
 import { jobQueueTests } from './conformance/ports/jobs-queue.js';
@@ -53,6 +54,7 @@ export function runStoreConformance(name: string, open: OpenStore, opts: { skip?
     describe('blobs port: uploads, holds, quota, what the GC may sweep', () => blobTests(open));
     describe('cluster port: the leader lease and its fence, shared nonces, the fit check at assign', () => clusterTests(open));
     describe('peers port: federation peers and their summary exchanges', () => peerTests(open));
+    describe('forwards port: jobs forwarded to peer regions, their bills and the clearing accounts', () => forwardTests(open));
     describe('flows: job money (hold, settle, release, top-up, stake locks)', () => jobMoneyTests(open));
     describe('flows: cancel grace and fee carry', () => cancelGraceTests(open));
     describe('flows: abandoned leases (fees, suspension)', () => leasePenaltyTests(open));

@@ -12,7 +12,7 @@ export function formatRegionAdvice(r: RegionAdvice | undefined): string {
   if (!r) return '';
   const lines = r.options.map((o) => `  - ${o.why}${o.url ? ` [${o.url}]` : ''}\n`).join('');
   const skipped = r.skipped.map((s) => `  - left out: ${s}\n`).join('');
-  return `regions (advice: nothing is forwarded):\n${lines}${skipped}  region choice: ${r.verdict.sentence}\n`;
+  return `regions:\n${lines}${skipped}  region choice: ${r.verdict.sentence}\n`;
 }
 
 export function formatExplain(e: ExplainJobResponse): string {

@@ -1,13 +1,14 @@
 /**
  * `gpux region list` and `gpux region peer add|remove` (issue 15, operator token): this coordinator's region and
  * the peer regions it exchanges signed summaries with: status, round trip, last seen, and each one's free GPUs,
- * price index, queue depth and placement wait. Routing jobs between regions is not built yet.
+ * price index, queue depth and placement wait. `gpux region balance`: region-balance.ts.
  */
 import { formatAmount, type ListPeersResponse, type PeerView, type RegionSummary, shortFingerprint } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io, jsonOption } from '../context.js';
 import { usageError } from '../errors.js';
 import { type Column, formatAge, formatDuration, formatTable, outputOption, render, toJson } from '../output.js';
+import { registerRegionBalance } from './region-balance.js';
 
 interface Flags {
   json?: boolean;
@@ -78,7 +79,7 @@ function peerIdOf(res: ListPeersResponse, idOrUrl: string): string {
 }
 
 export function registerRegion(program: Command, io: Io): void {
-  const region = program.command('region').description('federation: this coordinator is a region; peer regions exchange signed summaries (operator token)');
+  const region = program.command('region').description('federation: this coordinator is a region; peer regions exchange signed summaries, run each other\'s jobs and keep clearing balances (operator token)');
 
   outputOption(connectionOptions(region.command('list').description('this region and its peers: status, round trip, last seen, free GPUs, prices, queue, wait'))).action(
     async (flags: Flags) => {
@@ -86,6 +87,8 @@ export function registerRegion(program: Command, io: Io): void {
       render(io, flags, res, (wide) => formatRegions(res, wide));
     },
   );
+
+  registerRegionBalance(region, io);
 
   const peer = region.command('peer').description('add or remove a peer region');
 

@@ -4,7 +4,7 @@
  * when the bus tells them. A full resync (on election, after a bus gap, and every indexResyncMs) catches whatever a
  * lost message missed.
  */
-import { CapacityIndex } from '@gpux/core';
+import { CapacityIndex, isPeerNodeId } from '@gpux/core';
 import { loadBook, rebuildIndex, reservationOf } from '../loops/capacity.js';
 import type { Needs, } from '../runtime.js';
 import { applyNodeAsks } from '../services/market.js';
@@ -40,6 +40,8 @@ export async function applyNode(rt: FollowDeps, nodeId: string): Promise<void> {
  * the node's room follow). Never on the leader, whose placements are reserved before they commit.
  */
 export async function syncReservations(rt: FollowDeps, nodeId: string): Promise<void> {
+  // A forwarded attempt's pseudo node peer:<id> (issue 15) holds nothing here (a cancel wakes it like any node).
+  if (isPeerNodeId(nodeId)) return;
   const active = await rt.store.listActiveAttempts(nodeId);
   const live = new Set(active.map((a) => a.id));
   for (const id of rt.index.reservedOn(nodeId)) if (!live.has(id)) rt.index.release(id);

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { type LeaseGrant, LeaseLostError, type Store } from '@gpux/core';
 import { canaryTask } from '../loops/canaries.js';
+import { forwardTask } from '../federation/forwarder.js';
 import { peerSummaryTask } from '../federation/summary-task.js';
 import { challengeTask } from '../loops/challenges.js';
 import { expiryTask } from '../loops/expiry.js';
@@ -64,7 +65,7 @@ export interface Replica {
 
 /** The periodic passes of one leadership term. */
 function startPasses(rt: ReplicaDeps): () => Promise<void> {
-  const loops = [expiryTask(rt), ...marketTasks(rt), verificationTask(rt), canaryTask(rt), challengeTask(rt), peerSummaryTask(rt)];
+  const loops = [expiryTask(rt), ...marketTasks(rt), verificationTask(rt), canaryTask(rt), challengeTask(rt), peerSummaryTask(rt), forwardTask(rt)];
   rt.scheduling.start(rt);
   for (const l of loops) l.start();
   return async () => {

@@ -3,7 +3,7 @@
  * its summary is recorded and this region's is answered, signed over the request's nonce.
  */
 import { GpuxError, newId, type PeerRecord } from '@gpux/core';
-import { type AddPeerRequest, type ListPeersResponse, MAX_PEERS, type PeerView, peerCanonicalAnswer, peerKeyFingerprint, type RegionSummary } from '@gpux/protocol';
+import { type AddPeerRequest, type ListPeersResponse, MAX_PEERS, type PeerView, peerKeyFingerprint, } from '@gpux/protocol';
 import type { Needs } from '../runtime.js';
 import { regionSummary, type SummaryDeps } from './summary.js';
 
@@ -51,12 +51,4 @@ export async function listPeers(rt: PeersDeps): Promise<ListPeersResponse> {
   const [summary, peers] = await Promise.all([regionSummary(rt), rt.store.listPeers()]);
   const key = rt.signer.current();
   return { self: { region: rt.config.region, keyFingerprint: key.fingerprint, publicKey: key.publicKey, summary }, peers: peers.map(peerView) };
-}
-
-/** The answer to a peer's exchange: its exact bytes and the headers that sign them over the request's nonce. */
-export async function answerPeer(rt: PeersDeps, peer: PeerRecord, theirs: RegionSummary, requestNonce: string): Promise<{ body: string; key: string; signature: string }> {
-  await rt.store.recordPeerSummary(peer.id, theirs, rt.clock.now());
-  const body = JSON.stringify({ summary: await regionSummary(rt) });
-  const signed = rt.signer.signBytes((keyId) => peerCanonicalAnswer(requestNonce, body, keyId));
-  return { body, key: signed.key.publicKey, signature: signed.signature };
 }

@@ -42,6 +42,26 @@ function invalid(what: string, error: z.ZodError): GpuxError {
   return new GpuxError('REQUEST_INVALID', `invalid ${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
 }
 
+/** The route's id, query and body, each checked against its schema (a 400 saying what was wrong, and where). */
+export function routeInputs(def: { query?: z.ZodType; body?: z.ZodType }, req: FastifyRequest, opts: Pick<RouteOptions, 'specBody'> = {}): { id: string; query: unknown; body: unknown } {
+  const id = (req.params as { id?: string }).id ?? '';
+  if (id.length > MAX_ID_LENGTH) throw new GpuxError('REQUEST_INVALID', `ids are at most ${MAX_ID_LENGTH} characters`);
+  let query: unknown;
+  if (def.query) {
+    const q = def.query.safeParse(req.query ?? {});
+    if (!q.success) throw invalid('query', q.error);
+    query = q.data;
+  }
+  let body: unknown;
+  if (def.body) {
+    // A spec's problems read as the CLI's do ("image is required", did-you-mean for unknown keys).
+    const b = opts.specBody ? def.body.safeParse(req.body, SPEC_PARSE_PARAMS) : def.body.safeParse(req.body);
+    if (!b.success) throw opts.specBody ? specInvalid(b.error) : invalid('request body', b.error);
+    body = b.data;
+  }
+  return { id, query, body };
+}
+
 /** Every issue inside `spec` → SPEC_INVALID relative to the spec; anything else about the body → REQUEST_INVALID. */
 function specInvalid(error: z.ZodError): GpuxError {
   if (!error.issues.every((i) => i.path[0] === 'spec')) return invalid('request body', error);
@@ -71,26 +91,12 @@ export function mountRoute<N extends RouteName>(
       } else if (def.auth === 'buyer' || def.auth === 'operator') {
         auth.principal = await authenticateBearer(rt.store, req, def.auth, rt.clock);
       }
-      const id = (req.params as { id?: string }).id ?? '';
-      if (id.length > MAX_ID_LENGTH) throw new GpuxError('REQUEST_INVALID', `ids are at most ${MAX_ID_LENGTH} characters`);
+      const { id, query, body } = routeInputs(def, req, opts);
       // Scope the request's log lines (errors included) to who called and what it is about.
       const scope: Record<string, string> = {};
       if (auth.nodeId) scope.nodeId = auth.nodeId as string;
       if (id) scope[def.path.includes('/attempts/') ? 'attemptId' : def.path.includes('/nodes/') ? 'nodeId' : 'jobId'] = id;
       if (Object.keys(scope).length) req.log = req.log.child(scope);
-      let query: unknown;
-      if (def.query) {
-        const q = def.query.safeParse(req.query ?? {});
-        if (!q.success) throw invalid('query', q.error);
-        query = q.data;
-      }
-      let body: unknown;
-      if (def.body) {
-        // A spec's problems read as the CLI's do ("image is required", did-you-mean for unknown keys).
-        const b = opts.specBody ? def.body.safeParse(req.body, SPEC_PARSE_PARAMS) : def.body.safeParse(req.body);
-        if (!b.success) throw opts.specBody ? specInvalid(b.error) : invalid('request body', b.error);
-        body = b.data;
-      }
       const result = await handler({ req, reply, id, query, body, ...auth } as RouteCtx<N>);
       return reply.send(result);
     },

@@ -1,20 +1,82 @@
 /**
- * Federation routes (issue 15): operators add, list and remove peer regions and read this region's summary; a
- * peer's signed summary exchange (POST /v1/federation/summary) is authenticated by its coordinator key before its
- * body is read, and answered with this region's summary signed over the request's nonce.
+ * Federation routes (issue 15): operators add, list and remove peer regions and read this region's summary. The
+ * peer routes (the summary exchange, and jobs a peer forwards here: run, status, cancel) authenticate the calling
+ * region by its coordinator key before the body is read, and answer signed over the request's nonce; so is a
+ * refusal after that point (a peer may trust it: nothing was done), while an authentication failure is not.
  */
-import { GpuxError } from '@gpux/core';
-import { FEDERATION_HEADERS, MAX_SUMMARY_BODY_BYTES, problemsFromZod, ROUTES, SummaryExchange } from '@gpux/protocol';
+import { isGpuxError, type PeerRecord } from '@gpux/core';
+import {
+  FEDERATION_HEADERS,
+  MAX_FORWARD_BODY_BYTES,
+  MAX_SUMMARY_BODY_BYTES,
+  peerCanonicalAnswer,
+  ROUTES,
+} from '@gpux/protocol';
 import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
 import { authenticatePeer } from '../federation/peer-auth.js';
-import { addPeer, answerPeer, listPeers, removePeer } from '../federation/peers.js';
+import { addPeer, listPeers, removePeer } from '../federation/peers.js';
+import { acceptForwarded, cancelForwarded, forwardedStatus } from '../federation/remote-jobs.js';
 import { regionSummary } from '../federation/summary.js';
 import type { Needs } from '../runtime.js';
 import { authLimitHooks } from './auth-limit.js';
-import { mountRoute } from './route-kit.js';
+import { errorBody, STATUS_OF } from './errors.js';
+import { mountRoute, routeInputs } from './route-kit.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type RoutesFederationDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'random' | 'scheduling' | 'signer' | 'startedAt' | 'store'>;
+type RoutesFederationDeps = Needs<
+  'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'offlineNodes' | 'random' | 'scheduling' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'
+>;
+
+type PeerRouteName = 'exchangeSummary' | 'forwardJob' | 'forwardedJob' | 'cancelForwardedJob';
+type Def<N extends PeerRouteName> = (typeof ROUTES)[N];
+type BodyOf<D> = D extends { body: infer B extends z.ZodType } ? z.output<B> : undefined;
+type QueryOf<D> = D extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined;
+type ResponseOf<D> = D extends { response: infer R extends z.ZodType } ? z.input<R> : never;
+
+interface PeerCtx<N extends PeerRouteName> {
+  peer: PeerRecord;
+  /** The `:id` path parameter ('' on routes without one). */
+  id: string;
+  body: BodyOf<Def<N>>;
+  query: QueryOf<Def<N>>;
+}
+
+
+/** The answer's exact bytes and the headers that sign them over the request's nonce (the one signed answer of every peer route). */
+function signedAnswer(rt: RoutesFederationDeps, nonce: string, body: unknown): { text: string; key: string; signature: string } {
+  const text = JSON.stringify(body);
+  const signed = rt.signer.signBytes((keyId) => peerCanonicalAnswer(nonce, text, keyId));
+  return { text, key: signed.key.publicKey, signature: signed.signature };
+}
+
+/** A route only peer regions call: signed request in, signed answer out (a refusal included). */
+function mountPeerRoute<N extends PeerRouteName>(app: FastifyInstance, rt: RoutesFederationDeps, name: N, bodyLimit: number, handler: (ctx: PeerCtx<N>) => Promise<ResponseOf<Def<N>>>): void {
+  const def = ROUTES[name] as Def<N> & { body?: z.ZodType; query?: z.ZodType };
+  app.route({
+    method: def.method,
+    url: def.path,
+    bodyLimit,
+    ...authLimitHooks(rt),
+    handler: async (req, reply) => {
+      const peer = await authenticatePeer(rt, req);
+      const nonce = req.headers[FEDERATION_HEADERS.nonce] as string;
+      let status = 200;
+      let answer: unknown;
+      try {
+        const { id, query, body } = routeInputs(def, req);
+        answer = await handler({ peer, id, body, query } as PeerCtx<N>);
+      } catch (err) {
+        if (!isGpuxError(err) || STATUS_OF[err.code] >= 500) throw err;
+        status = STATUS_OF[err.code];
+        answer = errorBody(err);
+      }
+      const signed = signedAnswer(rt, nonce, answer);
+      reply.code(status).header(FEDERATION_HEADERS.key, signed.key).header(FEDERATION_HEADERS.signature, signed.signature).type('application/json');
+      return reply.send(signed.text);
+    },
+  });
+}
 
 export function mountFederationRoutes(app: FastifyInstance, rt: RoutesFederationDeps): void {
   mountRoute(app, rt, 'regionPeers', () => listPeers(rt));
@@ -26,22 +88,12 @@ export function mountFederationRoutes(app: FastifyInstance, rt: RoutesFederation
   mountRoute(app, rt, 'removePeer', async ({ id }) => ({ peer: await removePeer(rt, id) }));
   mountRoute(app, rt, 'regionSummary', () => regionSummary(rt));
 
-  const def = ROUTES.exchangeSummary;
-  app.route({
-    method: def.method,
-    url: def.path,
-    bodyLimit: MAX_SUMMARY_BODY_BYTES,
-    ...authLimitHooks(rt),
-    handler: async (req, reply) => {
-      const peer = await authenticatePeer(rt, req);
-      const parsed = SummaryExchange.safeParse(req.body);
-      if (!parsed.success) {
-        const problems = problemsFromZod(parsed.error);
-        throw new GpuxError('REQUEST_INVALID', `invalid summary: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems });
-      }
-      const answer = await answerPeer(rt, peer, parsed.data.summary, req.headers[FEDERATION_HEADERS.nonce] as string);
-      reply.header(FEDERATION_HEADERS.key, answer.key).header(FEDERATION_HEADERS.signature, answer.signature).type('application/json');
-      return reply.send(answer.body);
-    },
+  // The peer's summary is recorded, and this region's answered.
+  mountPeerRoute(app, rt, 'exchangeSummary', MAX_SUMMARY_BODY_BYTES, async ({ peer, body }) => {
+    await rt.store.recordPeerSummary(peer.id, body.summary, rt.clock.now());
+    return { summary: await regionSummary(rt) };
   });
+  mountPeerRoute(app, rt, 'forwardJob', MAX_FORWARD_BODY_BYTES, ({ peer, body }) => acceptForwarded(rt, peer, body));
+  mountPeerRoute(app, rt, 'forwardedJob', MAX_FORWARD_BODY_BYTES, ({ peer, id, query }) => forwardedStatus(rt, peer, id, query.logsAfter));
+  mountPeerRoute(app, rt, 'cancelForwardedJob', MAX_FORWARD_BODY_BYTES, ({ peer, id }) => cancelForwarded(rt, peer, id));
 }

@@ -4,7 +4,7 @@
  * active attempt's reservation (with its buyer, for fair share, gang flag and stake lock).
  */
 import { ACTIVE_ATTEMPT_STATES } from '@gpux/protocol';
-import { type AttemptRecord, jobCpu, type JobRecord, jobMemoryMb, type NodeRecord, type Reservation } from '@gpux/core';
+import { type AttemptRecord, isPeerNodeId, jobCpu, type JobRecord, jobMemoryMb, type NodeRecord, type Reservation } from '@gpux/core';
 import type { Needs } from '../runtime.js';
 import { applyNodeAsks, quoteFromBook } from '../services/market.js';
 import { DAY_MS } from '../services/price-book.js';
@@ -44,6 +44,8 @@ export async function rebuildIndex(rt: CapacityDeps): Promise<{ nodes: number; a
   const jobs = new Map<string, JobRecord | undefined>();
   const active = await store.listActiveAttempts();
   for (const a of active) {
+    // A forwarded attempt (issue 15) holds nothing here: its pseudo node peer:<id> is no node of this index.
+    if (isPeerNodeId(a.nodeId)) continue;
     if (!jobs.has(a.jobId)) jobs.set(a.jobId, await store.getJob(a.jobId));
     const job = jobs.get(a.jobId);
     index.reserve(reservationOf(a, job));

@@ -36,6 +36,8 @@ export async function jobBill(rt: BillDeps, p: Principal, id: string): Promise<B
   const v: Verification = { payHeld: 0, payReleased: 0, payForfeited: 0, compensation: 0, bondHeld: 0, bondReturned: 0, bondForfeited: 0 };
   let verified = job.holdPay === true;
   for (const t of await rt.store.jobTransfers(id)) {
+    // A peer's bill for a run this region had fenced is the region's loss (issue 15), not a line of the buyer's.
+    if (t.kind === 'clearing.writeoff') continue;
     // A wrong result's transfer returns the held pay (pending legs, the job's asset) and slashes stake (USDC).
     let forfeited = 0;
     for (const post of t.postings) if (post.asset === asset && post.account.startsWith(PENDING) && (t.kind === 'pay.forfeit' || t.kind === 'slash')) forfeited -= post.amount;
@@ -73,6 +75,8 @@ export async function jobBill(rt: BillDeps, p: Principal, id: string): Promise<B
       lines.push({ at: t.at, kind: t.kind, transferId: t.id, attemptId: t.attemptId, nodeId: t.nodeId, account: post.account, amount: fromBuyer, memo: t.memo });
       if (t.kind === 'escrow.hold' || t.kind === 'escrow.topup') sum.held += -fromBuyer;
       else if (t.kind === 'escrow.release') sum.refunded += fromBuyer;
+      // A job run by a peer region (issue 15): its bill, now owed to that peer, is what the buyer paid for it.
+      else if (t.kind === 'clearing.charge') sum.toProviders += post.amount;
       else if (t.kind === 'settlement') {
         if (post.account === ACCOUNTS.treasury) sum.fee += post.amount;
         else sum.toProviders += post.amount;

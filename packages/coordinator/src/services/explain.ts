@@ -18,10 +18,10 @@ export async function explainJobWait(rt: ExplainDeps, p: Principal, id: string):
   const standing = job.state === 'queued' ? await rt.store.queueStanding(id, now) : undefined;
   const explained = explainJob(job, rt.index, now, standing ? fairQueuePosition(standing) : null);
   if (!explained.pending) return explained;
-  // Issue 15: where else it could run (advice; nothing is forwarded), from the same counts the quote's wait uses.
+  // Issue 15: where else it could run (the forwarder follows the same verdict), from the same counts the quote's wait uses.
   const req = requirementsOf(job);
   const wait = estimateWait(explained, req.nodes, rt.scheduling.waits.recent(now), rt.config.schedulePassIntervalMs);
   const local = { nodesFitting: explained.nodesFitting, nodesBusy: explained.nodesBusy, nodesNeeded: req.nodes, wait };
-  const regions = await regionAdvice(rt, p, req, local, { queueTimeoutSeconds: job.spec.queueTimeoutSeconds, asset: job.payment?.asset ?? job.spec.asset ?? 'usdc' });
+  const regions = await regionAdvice(rt, p, req, local, { queueTimeoutSeconds: job.spec.queueTimeoutSeconds, asset: job.payment?.asset ?? job.spec.asset ?? 'usdc', spec: job.spec });
   return regions ? { ...explained, regions } : explained;
 }

@@ -1,5 +1,5 @@
 /** Buyer-side job operations: submit (idempotent), list, get, cancel. Visibility: buyers see only their own. */
-import { GpuxError, isGpuxError, type JobRecord, newId } from '@gpux/core';
+import { GpuxError, isGpuxError, type JobRecord, type NewJob, newId } from '@gpux/core';
 import type { GetJobResponse, JobSpec, JobState, ListJobsResponse, SubmitJobResponse } from '@gpux/protocol';
 import { AttemptEventType, formatAmount, JOB_STATES, priceUnit, unitsPhrase } from '@gpux/protocol';
 import { canSeeBuyer, type Principal } from '../principal.js';
@@ -28,7 +28,15 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export async function submitJob(rt: JobsDeps, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
+/** Whether two specs say the same (key order aside): an idempotent replay's test. */
+export const sameSpec = (a: JobSpec, b: JobSpec): boolean => canonical(a) === canonical(b);
+
+/**
+ * A spec as the store's new job, with the refusals a submit makes (replicas without verification, the market cap
+ * against the class floors) and its payment (the hold). Shared by a buyer's submit and a peer region's forwarded
+ * job (federation/remote-jobs.ts), so both are checked and held alike.
+ */
+export function newJobOf(rt: Needs<'book' | 'clock' | 'config' | 'index' | 'random' | 'store'>, p: Pick<Principal, 'accountId' | 'role'>, spec: JobSpec, idempotencyKey: string | null): NewJob {
   const now = rt.clock.now();
   const replicated = spec.replicas === 2;
   // The spec schema refuses replicas: 2 with deterministic: false or nodes > 1; the replica run is the verification step's.
@@ -38,23 +46,30 @@ export async function submitJob(rt: JobsDeps, p: Principal, spec: JobSpec, idemp
     });
   }
   const payment = paymentFor(rt, spec);
+  return {
+    id: newId('job', now, rt.random),
+    buyerId: p.accountId,
+    spec,
+    idempotencyKey,
+    now,
+    ...(payment ? { payment } : {}),
+    // Pay after verification (TRUST.md layer 4): a paid job's provider share is held until its step passes or its window closes.
+    // A replicated job opens its step without a market too: its second run is what the buyer asked for.
+    // With a market, the store holds the replica's escrow (one more attempt) beside the job's (verification-jobs.ts).
+    ...((payment || replicated) && rt.config.verify
+      ? { holdPay: true, verifyTerms: { disputeWindowMs: rt.config.disputeWindowSeconds * 1000, auditFloorBps: rt.config.auditFloorBps } }
+      : {}),
+    // Operators are exempt: the bound is against a buyer crowding the queue (issue 10 item 7).
+    ...(p.role === 'operator' ? {} : { maxQueued: rt.config.maxQueuedPerBuyer }),
+  };
+}
+
+export async function submitJob(rt: JobsDeps, p: Principal, spec: JobSpec, idempotencyKey: string | null): Promise<SubmitJobResponse> {
+  const replicated = spec.replicas === 2;
+  const newJob = newJobOf(rt, p, spec, idempotencyKey);
+  const payment = newJob.payment;
   const { job, created } = await rt.store
-    .submitJob({
-      id: newId('job', now, rt.random),
-      buyerId: p.accountId,
-      spec,
-      idempotencyKey,
-      now,
-      ...(payment ? { payment } : {}),
-      // Pay after verification (TRUST.md layer 4): a paid job's provider share is held until its step passes or its window closes.
-      // A replicated job opens its step without a market too: its second run is what the buyer asked for.
-      // With a market, the store holds the replica's escrow (one more attempt) beside the job's (verification-jobs.ts).
-      ...((payment || replicated) && rt.config.verify
-        ? { holdPay: true, verifyTerms: { disputeWindowMs: rt.config.disputeWindowSeconds * 1000, auditFloorBps: rt.config.auditFloorBps } }
-        : {}),
-      // Operators are exempt: the bound is against a buyer crowding the queue (issue 10 item 7).
-      ...(p.role === 'operator' ? {} : { maxQueued: rt.config.maxQueuedPerBuyer }),
-    })
+    .submitJob(newJob)
     .catch((err: unknown) => {
       if (!(isGpuxError(err) && err.code === 'INSUFFICIENT_FUNDS' && payment)) throw err;
       const c = payment;
@@ -62,7 +77,7 @@ export async function submitJob(rt: JobsDeps, p: Principal, spec: JobSpec, idemp
       const why = `this job holds ${formatAmount(c.held, c.asset)} in escrow (cap ${formatAmount(c.capPerUnitHour, c.asset)} per ${priceUnit(spec.resources.gpu.count)} × ${unitsPhrase(spec.resources.gpu.count, c.units, spec.nodes ?? 1)} × ${spec.timeoutSeconds} s)${runs}`;
       throw new GpuxError('INSUFFICIENT_FUNDS', `${why}; ${err.message} — deposit funds (gpux wallet deposit), or lower maxPricePerGpuHour or timeoutSeconds${replicated ? ', or drop replicas' : ''}`, { cause: err });
     });
-  if (!created && canonical(job.spec) !== canonical(spec)) {
+  if (!created && !sameSpec(job.spec, spec)) {
     throw new GpuxError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key ${JSON.stringify(idempotencyKey)} was used for job ${job.id} with a different spec`);
   }
   if (created) {

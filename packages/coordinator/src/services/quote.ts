@@ -35,7 +35,7 @@ export async function quoteJob(rt: QuoteDeps, p: Principal, spec: JobSpec): Prom
   const available = payment ? await rt.store.getBalance(ACCOUNTS.wallet(p.accountId), payment.asset) : null;
   const holdTotal = payment ? payment.held * runs : null;
   const local = { nodesFitting: q.nodesFitting, nodesBusy: q.nodesBusy, nodesNeeded: needed, wait };
-  const regions = await regionAdvice(rt, p, req, local, { queueTimeoutSeconds: spec.queueTimeoutSeconds, asset: payment?.asset ?? spec.asset ?? 'usdc' });
+  const regions = await regionAdvice(rt, p, req, local, { queueTimeoutSeconds: spec.queueTimeoutSeconds, asset: payment?.asset ?? spec.asset ?? 'usdc', spec });
   return {
     name: spec.name,
     market: rt.config.market,

@@ -19,6 +19,8 @@ import {
   type AttemptEndSnapshot,
   attemptEndNeeds,
   drivesJob,
+  emptyNodeStats,
+  isPeerNodeId,
   LEASE_LOSS_WINDOW_MS,
   type NodeFacts,
 } from '@gpux/core';
@@ -64,8 +66,11 @@ export async function loadAttemptEndIn(
   if (needs.wallet) snapshot.wallet = wallets.get(walletKey(ACCOUNTS.wallet(job.buyerId), needs.wallet)) as number;
   if (needs.providerWallet) snapshot.providerWallet = wallets.get(walletKey(ACCOUNTS.wallet(needs.providerWallet.providerId), needs.providerWallet.asset)) as number;
   if (needs.leaseLosses) snapshot.leaseLosses = await leaseLossesIn(trx, attempt.nodeId, q.now);
-  if (needs.nodeStats) snapshot.nodeStats = await readNodeStatsIn(trx, attempt.nodeId, q.now);
-  if (needs.expectation) snapshot.expectation = await readExpectationIn(trx, job, attempt.nodeId, attempt.gpuIndices);
+  // A forwarded attempt's peer:<id> has no track record here (the peer keeps its nodes' own): an empty one to plan
+  // with, and endAttemptIn writes nothing for it.
+  const peer = isPeerNodeId(attempt.nodeId);
+  if (needs.nodeStats) snapshot.nodeStats = peer ? emptyNodeStats(q.now) : await readNodeStatsIn(trx, attempt.nodeId, q.now);
+  if (needs.expectation) snapshot.expectation = peer ? null : await readExpectationIn(trx, job, attempt.nodeId, attempt.gpuIndices);
   return snapshot;
 }
 
@@ -82,8 +87,12 @@ async function lockWalletsIn(trx: Kysely<Database>, ctx: StoreContext, wallets: 
   return out;
 }
 
-/** Is the node removed or banned (the coordinator ended its leases), and when did it last heartbeat? */
+/**
+ * Is the node removed or banned (the coordinator ended its leases), and when did it last heartbeat? Null for a node
+ * with no row, a forwarded attempt's peer:<id> among them: its lost lease is no node's abandoned lease.
+ */
 async function readNodeFactsIn(trx: Kysely<Database>, nodeId: string): Promise<NodeFacts | null> {
+  if (isPeerNodeId(nodeId)) return null;
   const row = await trx.selectFrom('nodes').select(['removed_at', 'banned_at', 'last_heartbeat_at']).where('id', '=', nodeId).executeTakeFirst();
   if (!row) return null;
   const removed = row.removed_at !== null || (row.banned_at !== null && row.banned_at !== undefined);

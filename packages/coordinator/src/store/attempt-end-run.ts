@@ -4,7 +4,7 @@
  * attempt end and decides itself what to do), then write the events: the node's cordon, the plan's, the
  * penalty's (node.penalized, node.suspended), the verification step's.
  */
-import { type AttemptEndCause, type AttemptEndPlan, type AttemptRecord, type JobRecord, planAttemptEnd, type TransitionDecider } from '@gpux/core';
+import { type AttemptEndCause, type AttemptEndPlan, type AttemptRecord, isPeerNodeId, type JobRecord, planAttemptEnd, type TransitionDecider } from '@gpux/core';
 import type { OutputFile } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { applyAttemptEndIn } from './attempt-end-apply.js';
@@ -32,7 +32,7 @@ export async function endAttemptIn(
 ): Promise<{ attempt: AttemptRecord; job: JobRecord; plan: AttemptEndPlan }> {
   const policy = { decide: r.decide, nodeStats: ctx.policy };
   const snapshot = await loadAttemptEndIn(trx, ctx, { row: r.row, cause: r.cause, now: r.now, policy });
-  const plan = planAttemptEnd(snapshot, policy);
+  const plan = withoutPeerNode(planAttemptEnd(snapshot, policy), r.row.node_id);
   const applied = await applyAttemptEndIn(trx, ctx, plan, { now: r.now, ...(r.outputs ? { outputs: r.outputs } : {}) });
   const job = applied.job ?? snapshot.job;
   const attempt = attemptFromRow(applied.row);
@@ -45,4 +45,13 @@ export async function endAttemptIn(
   });
   await insertEvents(trx, ctx, [...applied.nodeEvents, ...plan.events, ...applied.penaltyEvents, ...verification]);
   return { attempt, job, plan };
+}
+
+/**
+ * A forwarded attempt's node is a peer region (peer:<id>, no nodes row): no track record, runtime expectation,
+ * lease-loss penalty or reputation is written for it here. The peer's own nodes are judged by the peer.
+ */
+function withoutPeerNode(plan: AttemptEndPlan, nodeId: string): AttemptEndPlan {
+  if (!isPeerNodeId(nodeId)) return plan;
+  return { ...plan, node: null, expectation: null, penalties: [], reputation: null };
 }

@@ -43,7 +43,7 @@ function selectAttemptRow(trx: Kysely<Database>, ctx: StoreContext, id: string, 
  * stops its siblings; a sibling ending at the same instant must wait on the job first, or the two deadlock
  * on PostgreSQL. So the attempt's job id is read unlocked, the job locked, then the attempt.
  */
-async function lockAttempt(trx: Kysely<Database>, ctx: StoreContext, id: string): Promise<AttemptRow | undefined> {
+export async function lockAttempt(trx: Kysely<Database>, ctx: StoreContext, id: string): Promise<AttemptRow | undefined> {
   if (!ctx.q.forUpdate) return selectAttemptRow(trx, ctx, id, false);
   const peek = await trx.selectFrom('attempts').select('job_id').where('id', '=', id).executeTakeFirst();
   if (!peek) return undefined;
@@ -86,27 +86,32 @@ export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: strin
     if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
     if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };
     if (a.state !== 'assigned') throw new GpuxError('CONFLICT', `attempt ${attemptId} is ${a.state}, no longer active`);
-    let job = await jobOf(trx, ctx, a, true);
-    // From now on the job's timeout counts: no heartbeat leases the attempt past this (store nodes.ts heartbeat).
-    const started = await trx
-      .updateTable('attempts')
-      .set({ state: 'running', started_at: now, deadline_at: runDeadline(now, job.spec.timeoutSeconds, deadlinesOf(ctx)) })
-      .where('id', '=', attemptId)
+    return startAttemptIn(trx, ctx, a, now);
+  });
+}
+
+/** An assigned attempt, locked by the caller (lockAttempt), starts: it runs, and its job too if it follows it. */
+export async function startAttemptIn(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
+  let job = await jobOf(trx, ctx, a, true);
+  // From now on the job's timeout counts: no heartbeat leases the attempt past this (store nodes.ts heartbeat).
+  const started = await trx
+    .updateTable('attempts')
+    .set({ state: 'running', started_at: now, deadline_at: runDeadline(now, job.spec.timeoutSeconds, deadlinesOf(ctx)) })
+    .where('id', '=', a.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (job.state === 'assigned' && job.currentAttemptId === (a.gang_leader ?? a.id)) {
+    // startedAt keeps the first start across retries.
+    const row = await trx
+      .updateTable('jobs')
+      .set({ state: 'running', started_at: job.startedAt ?? now, updated_at: now })
+      .where('id', '=', job.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (job.state === 'assigned' && job.currentAttemptId === (a.gang_leader ?? attemptId)) {
-      // startedAt keeps the first start across retries.
-      const row = await trx
-        .updateTable('jobs')
-        .set({ state: 'running', started_at: job.startedAt ?? now, updated_at: now })
-        .where('id', '=', job.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      job = jobFromRow(row);
-    }
-    await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: job.id, type: 'attempt.started', data: { attemptId, nodeId } }]);
-    return { attempt: attemptFromRow(started), job };
-  });
+    job = jobFromRow(row);
+  }
+  await insertEvents(trx, ctx, [{ at: now, subject: 'job', subjectId: job.id, type: 'attempt.started', data: { attemptId: a.id, nodeId: a.node_id } }]);
+  return { attempt: attemptFromRow(started), job };
 }
 
 function checkOutputs(outputs: OutputFile[]): void {

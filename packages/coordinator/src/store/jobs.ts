@@ -52,36 +52,49 @@ async function checkQueuedLimit(trx: Kysely<Database>, ctx: StoreContext, buyerI
 
 export function submitJob(ctx: StoreContext, job: NewJob): Promise<{ job: JobRecord; created: boolean }> {
   // A burst of submits shares one durable commit (group-commit.ts): one flush and one wallet row lock per group.
-  return groupTx(ctx, 'submit', async (trx) => {
-    const key = job.idempotencyKey;
-    if (key !== null) {
-      const existing = await findByKey(trx, job.buyerId, key);
-      if (existing) return { job: jobFromRow(existing), created: false };
-    }
-    if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued);
-    const row = newJobRow(job);
-    // A concurrent submit with the same key (PostgreSQL) makes this insert a no-op; then read the winner.
-    const inserted = await trx
-      .insertInto('jobs')
-      .values(row)
-      .$if(key !== null, (qb) => qb.onConflict((oc) => oc.columns(['buyer_id', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing()))
-      .returning('id')
-      .executeTakeFirst();
-    if (!inserted && key !== null) {
-      const winner = await findByKey(trx, job.buyerId, key);
-      if (winner) return { job: jobFromRow(winner), created: false };
-    }
-    if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
-    // Blob inputs must be the buyer's (issue 13): a refusal rolls the insert back.
-    await insertJobInputBlobsIn(trx, job);
-    // Only a new job holds: a short wallet throws INSUFFICIENT_FUNDS and the insert above rolls back with it.
-    await holdEscrowIn(trx, job);
-    await holdReplicaIn(trx, job);
-    await insertEvents(trx, ctx, [
-      { at: job.now, subject: 'job', subjectId: job.id, type: 'job.submitted', data: { buyerId: job.buyerId, name: job.spec.name, idempotencyKey: key } },
-    ]);
-    return { job: jobFromRow(row), created: true };
-  });
+  return groupTx(ctx, 'submit', (trx) => submitJobIn(trx, ctx, job));
+}
+
+/**
+ * A submission inside the caller's transaction. `beforeHold` runs for a new job only, right before its escrow
+ * hold (a forwarded job draws what its buyer's wallet lacks from the clearing account there, store forwards.ts);
+ * what it throws rolls the job back with everything else.
+ */
+export async function submitJobIn(
+  trx: Kysely<Database>,
+  ctx: StoreContext,
+  job: NewJob,
+  beforeHold?: (trx: Kysely<Database>) => Promise<void>,
+): Promise<{ job: JobRecord; created: boolean }> {
+  const key = job.idempotencyKey;
+  if (key !== null) {
+    const existing = await findByKey(trx, job.buyerId, key);
+    if (existing) return { job: jobFromRow(existing), created: false };
+  }
+  if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued);
+  const row = newJobRow(job);
+  // A concurrent submit with the same key (PostgreSQL) makes this insert a no-op; then read the winner.
+  const inserted = await trx
+    .insertInto('jobs')
+    .values(row)
+    .$if(key !== null, (qb) => qb.onConflict((oc) => oc.columns(['buyer_id', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing()))
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted && key !== null) {
+    const winner = await findByKey(trx, job.buyerId, key);
+    if (winner) return { job: jobFromRow(winner), created: false };
+  }
+  if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
+  // Blob inputs must be the buyer's (issue 13): a refusal rolls the insert back.
+  await insertJobInputBlobsIn(trx, job);
+  if (beforeHold) await beforeHold(trx);
+  // Only a new job holds: a short wallet throws INSUFFICIENT_FUNDS and the insert above rolls back with it.
+  await holdEscrowIn(trx, job);
+  await holdReplicaIn(trx, job);
+  await insertEvents(trx, ctx, [
+    { at: job.now, subject: 'job', subjectId: job.id, type: 'job.submitted', data: { buyerId: job.buyerId, name: job.spec.name, idempotencyKey: key } },
+  ]);
+  return { job: jobFromRow(row), created: true };
 }
 
 export async function getJob(ctx: StoreContext, id: string): Promise<JobRecord | undefined> {

@@ -8,6 +8,7 @@ import * as attempts from './attempts.js';
 import * as blobs from './blobs.js';
 import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type StorePolicies, type StoreQuirksInput } from './context.js';
 import * as fair from './fair-claim.js';
+import * as forwards from './forwards.js';
 import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
 import * as jobBlobs from './job-blobs.js';
 import * as e2eKeys from './e2e-keys.js';
@@ -77,6 +78,16 @@ function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
     removePeer: (id) => peers.removePeer(ctx, id),
     recordPeerExchange: (id, outcome) => peers.recordPeerExchange(ctx, id, outcome),
     recordPeerSummary: (id, summary, at) => peers.recordPeerSummary(ctx, id, summary, at),
+    forwardJob: (q) => forwards.forwardJob(ctx, q),
+    recordForwardProgress: (q) => forwards.recordForwardProgress(ctx, q),
+    finishForward: (q, decide) => forwards.finishForward(ctx, q, decide),
+    getForward: (attemptId) => forwards.getForward(ctx, attemptId),
+    listOpenForwards: (limit) => forwards.listOpenForwards(ctx, limit),
+    listJobForwards: (jobId) => forwards.listJobForwards(ctx, jobId),
+    acceptForwardedJob: (job, q) => forwards.acceptForwardedJob(ctx, job, q),
+    returnPeerCredit: (peerId, asset, now) => forwards.returnPeerCredit(ctx, peerId, asset, now),
+    clearingBalances: () => forwards.clearingBalances(ctx),
+    forwardCounts: () => forwards.forwardCounts(ctx),
 
     createToken: (t) => tokens.createToken(ctx, t),
     findTokenByHash: (hash) => tokens.findTokenByHash(ctx, hash),

@@ -7,9 +7,11 @@
  *
  * No balance passes MAX_AMOUNT (2^53 − 1 minor units), and the world no lower than −MAX_AMOUNT: as every
  * other account is ≥ 0 and they sum to −world, no balance, wallet or ledger total can pass 2^53 either.
- * A transfer that would (only a deposit or mint can) is REQUEST_INVALID with the limit.
+ * A transfer that would (only a deposit or mint can) is REQUEST_INVALID with the limit. The clearing accounts
+ * (issue 15) may go below zero too, bounded at −MAX_AMOUNT like the world (in practice far above it: a peer's
+ * credit line, GPUX_PEER_CREDIT, bounds what it may owe).
  */
-import { amountFromDb, assertBalanced, GpuxError, MAX_AMOUNT, mayGoNegative, type NewTransfer, newId, type Posting, type PostingRecord, type TransferRecord } from '@gpux/core';
+import { ACCOUNTS, amountFromDb, assertBalanced, GpuxError, MAX_AMOUNT, mayGoNegative, type NewTransfer, newId, type Posting, type PostingRecord, type TransferRecord } from '@gpux/core';
 import { type Asset, formatAmount } from '@gpux/protocol';
 import type { Kysely } from 'kysely';
 import { cryptoRandom } from '../random.js';
@@ -38,11 +40,14 @@ export function insufficientFunds(account: string, asset: Asset, available: numb
   );
 }
 
-/** A balance would pass MAX_AMOUNT (or, for the world, the network would hold more than MAX_AMOUNT). */
+/**
+ * A balance would pass MAX_AMOUNT, or one that may go negative (the world, a clearing account) −MAX_AMOUNT: for the
+ * world, the network would hold more than MAX_AMOUNT; for a clearing account, the peer would owe more.
+ */
 export function amountLimit(account: string, asset: Asset, before: number, amount: number): GpuxError {
-  const world = mayGoNegative(account);
-  const where = world ? `the ${asset} in the whole network` : `the balance of ${account}`;
-  const room = Math.max(0, world ? MAX_AMOUNT + before : MAX_AMOUNT - before);
+  const below = amount < 0 && mayGoNegative(account);
+  const where = account === ACCOUNTS.world ? `the ${asset} in the whole network` : below ? `what is owed on ${account}` : `the balance of ${account}`;
+  const room = Math.max(0, below ? MAX_AMOUNT + before : MAX_AMOUNT - before);
   return new GpuxError(
     'REQUEST_INVALID',
     `${where} would pass the largest amount, ${formatAmount(MAX_AMOUNT, asset)} (2^53 − 1 minor units): at most ${formatAmount(room, asset)} more fits`,

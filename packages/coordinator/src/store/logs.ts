@@ -38,8 +38,12 @@ async function insertRows(trx: Kysely<Database>, ctx: StoreContext, rows: LogRow
 /** Unbudgeted append (the Store's appendLogs; the coordinator's node route uses writeAttemptLogs). */
 export async function appendLogs(ctx: StoreContext, jobId: string, attemptId: string, entries: LogEntry[]): Promise<number> {
   if (entries.length === 0) return 0;
-  const rows = entries.map((e) => toRow(jobId, attemptId, e));
-  return inTx(ctx, (trx) => insertRows(trx, ctx, rows), { durable: false }); // log lines may be lost in a power cut, never job state
+  return inTx(ctx, (trx) => appendLogsIn(trx, ctx, jobId, attemptId, entries), { durable: false }); // log lines may be lost in a power cut, never job state
+}
+
+/** appendLogs inside the caller's transaction (a forwarded attempt's copied lines, store forwards.ts): repeats are ignored. */
+export function appendLogsIn(trx: Kysely<Database>, ctx: StoreContext, jobId: string, attemptId: string, entries: readonly LogEntry[]): Promise<number> {
+  return insertRows(trx, ctx, entries.map((e) => toRow(jobId, attemptId, e)));
 }
 
 const mib = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`);

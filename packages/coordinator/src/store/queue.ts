@@ -131,6 +131,12 @@ async function coveredByStake(
  */
 export function assign(ctx: StoreContext, placements: Placement[], now: number): Promise<AttemptRecord[]> {
   if (placements.length === 0) return Promise.resolve([]);
+  return inTx(ctx, (trx) => assignIn(trx, ctx, placements, now));
+}
+
+/** assign inside the caller's transaction (a forward, store forwards.ts, writes its attempt this way). */
+export async function assignIn(trx: Kysely<Database>, ctx: StoreContext, placements: Placement[], now: number): Promise<AttemptRecord[]> {
+  if (placements.length === 0) return [];
   const byJob = new Map<string, Placement>();
   for (const p of placements) if (!byJob.has(p.jobId)) byJob.set(p.jobId, p); // a job placed twice: first wins
   // A gang is written whole or not at all: an incomplete one is skipped.
@@ -142,74 +148,72 @@ export function assign(ctx: StoreContext, placements: Placement[], now: number):
     else byJob.delete(rep.jobId);
   }
   const sorted = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
-  return inTx(ctx, async (trx) => {
-    const covered = await fitAtCommit(trx, ctx, await coveredByStake(trx, ctx, sorted, members), members);
-    const won = new Set<string>();
-    for (const batch of chunks(covered, 3, ctx.q)) {
-      let ids = batch.map((p) => p.jobId);
-      if (ctx.q.forUpdate) {
-        const locked = await trx
-          .selectFrom('jobs')
-          .select('id')
-          .where('id', 'in', ids)
-          .where('state', '=', 'queued')
-          .where('cancel_requested', '=', 0)
-          .orderBy('id')
-          .forUpdate()
-          .execute();
-        ids = locked.map((r) => r.id);
-        if (ids.length === 0) continue;
-      }
-      const attemptOf = sql<string>`case ${sql.ref('id')} ${sql.join(
-        batch.map((p) => sql`when ${p.jobId} then ${p.gang?.leaderAttemptId ?? p.attemptId}`),
-        sql` `,
-      )} end`;
-      const updated = await trx
-        .updateTable('jobs')
-        .set({ state: 'assigned', attempt_count: sql`attempt_count + 1`, current_attempt_id: attemptOf, run_after: null, updated_at: now })
+  const covered = await fitAtCommit(trx, ctx, await coveredByStake(trx, ctx, sorted, members), members);
+  const won = new Set<string>();
+  for (const batch of chunks(covered, 3, ctx.q)) {
+    let ids = batch.map((p) => p.jobId);
+    if (ctx.q.forUpdate) {
+      const locked = await trx
+        .selectFrom('jobs')
+        .select('id')
         .where('id', 'in', ids)
         .where('state', '=', 'queued')
         .where('cancel_requested', '=', 0)
-        .returning('id')
+        .orderBy('id')
+        .forUpdate()
         .execute();
-      for (const r of updated) won.add(r.id);
+      ids = locked.map((r) => r.id);
+      if (ids.length === 0) continue;
     }
-    // Columns later migrations add take their defaults; the attempts are read back whole from the insert.
-    const rows: Insertable<AttemptsTable>[] = [];
-    const events: NewEvent[] = [];
-    for (const p of placements) {
-      if (!won.has(p.jobId)) continue;
-      if (p.gang ? !members.get(p.jobId)?.includes(p) : byJob.get(p.jobId) !== p) continue;
-      rows.push({
-        id: p.attemptId,
-        job_id: p.jobId,
-        node_id: p.nodeId,
-        state: 'assigned',
-        gpu_indices: JSON.stringify(p.gpuIndices),
-        exit_code: null,
-        error: null,
-        output_digest: null,
-        metrics: null,
-        lease_expires_at: p.leaseExpiresAt,
-        created_at: now,
-        started_at: null,
-        finished_at: null,
-        gang_leader: p.gang?.leaderAttemptId ?? null,
-        gang: p.gang ? JSON.stringify({ rank: p.gang.rank, worldSize: p.gang.worldSize, peers: p.gang.peers }) : null,
-        ...priceColumns(p.price),
-        settled_charged: 0,
-        settled_fee: 0,
-        settled_ms: 0,
-      });
-      const data: Record<string, unknown> = { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt };
-      if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });
-      events.push({ at: now, subject: 'job', subjectId: p.jobId, type: 'job.assigned', data });
-      // A check run's node was drawn at random among the eligible ones: the draw is on record (TRUST.md layer 5).
-      if (p.check) events.push({ at: now, subject: 'job', subjectId: p.jobId, type: `${p.check.kind}.placed`, data: { nodeId: p.nodeId, candidates: p.check.candidates, draw: p.check.draw } });
-    }
-    const written: AttemptRow[] = [];
-    for (const batch of chunks(rows, 15, ctx.q)) written.push(...(await trx.insertInto('attempts').values(batch).returningAll().execute()));
-    await insertEvents(trx, ctx, events);
-    return written.map(attemptFromRow);
-  });
+    const attemptOf = sql<string>`case ${sql.ref('id')} ${sql.join(
+      batch.map((p) => sql`when ${p.jobId} then ${p.gang?.leaderAttemptId ?? p.attemptId}`),
+      sql` `,
+    )} end`;
+    const updated = await trx
+      .updateTable('jobs')
+      .set({ state: 'assigned', attempt_count: sql`attempt_count + 1`, current_attempt_id: attemptOf, run_after: null, updated_at: now })
+      .where('id', 'in', ids)
+      .where('state', '=', 'queued')
+      .where('cancel_requested', '=', 0)
+      .returning('id')
+      .execute();
+    for (const r of updated) won.add(r.id);
+  }
+  // Columns later migrations add take their defaults; the attempts are read back whole from the insert.
+  const rows: Insertable<AttemptsTable>[] = [];
+  const events: NewEvent[] = [];
+  for (const p of placements) {
+    if (!won.has(p.jobId)) continue;
+    if (p.gang ? !members.get(p.jobId)?.includes(p) : byJob.get(p.jobId) !== p) continue;
+    rows.push({
+      id: p.attemptId,
+      job_id: p.jobId,
+      node_id: p.nodeId,
+      state: 'assigned',
+      gpu_indices: JSON.stringify(p.gpuIndices),
+      exit_code: null,
+      error: null,
+      output_digest: null,
+      metrics: null,
+      lease_expires_at: p.leaseExpiresAt,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      gang_leader: p.gang?.leaderAttemptId ?? null,
+      gang: p.gang ? JSON.stringify({ rank: p.gang.rank, worldSize: p.gang.worldSize, peers: p.gang.peers }) : null,
+      ...priceColumns(p.price),
+      settled_charged: 0,
+      settled_fee: 0,
+      settled_ms: 0,
+    });
+    const data: Record<string, unknown> = { attemptId: p.attemptId, nodeId: p.nodeId, gpuIndices: p.gpuIndices, leaseExpiresAt: p.leaseExpiresAt };
+    if (p.gang) Object.assign(data, { rank: p.gang.rank, worldSize: p.gang.worldSize });
+    events.push({ at: now, subject: 'job', subjectId: p.jobId, type: 'job.assigned', data });
+    // A check run's node was drawn at random among the eligible ones: the draw is on record (TRUST.md layer 5).
+    if (p.check) events.push({ at: now, subject: 'job', subjectId: p.jobId, type: `${p.check.kind}.placed`, data: { nodeId: p.nodeId, candidates: p.check.candidates, draw: p.check.draw } });
+  }
+  const written: AttemptRow[] = [];
+  for (const batch of chunks(rows, 15, ctx.q)) written.push(...(await trx.insertInto('attempts').values(batch).returningAll().execute()));
+  await insertEvents(trx, ctx, events);
+  return written.map(attemptFromRow);
 }

@@ -420,6 +420,22 @@ export interface ChallengesTable {
   decided_at: number | null;
 }
 
+/** Forwarded jobs at home (0022; core store/forwards.ts): one row per attempt sent to a peer region. */
+export interface ForwardsTable {
+  attempt_id: string;
+  job_id: string;
+  peer_id: string;
+  remote_job_id: string | null;
+  state: string; // ForwardState
+  log_cursor: Generated<number>;
+  charged: number | null; // the peer's final bill once booked
+  reason: string;
+  created_at: number;
+  updated_at: number;
+  last_contact_at: number | null;
+  last_error: string | null;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -464,5 +480,6 @@ export interface Database {
   coordinator_leases: CoordinatorLeasesTable; // 0019
   node_nonces: NodeNoncesTable; // 0019
   peers: PeersTable; // 0021
+  forwards: ForwardsTable; // 0022
   gpux_migrations: MigrationsTable;
 }

@@ -10,7 +10,7 @@
  *   3. A latency bound is given: the cheapest region that fits now within it, when that is a peer cheaper than here.
  *   Otherwise: stay here. Ties between peers: round trip, then price, then name.
  * Peers not `ok`, without a summary, or with one older than `staleAfterMs` are left out, each with why. Pure: the
- * caller passes the time, the peers and the outlook; nothing is forwarded (that is a later slice).
+ * caller passes the time, the peers and the outlook; the forwarder (coordinator federation/forward-route.ts) acts on the verdict.
  */
 import type { Asset, GpuVendor, RegionClassFigures, RegionSummary } from '@gpux/protocol';
 import { formatAmount } from '@gpux/protocol';
