@@ -2,16 +2,21 @@
  * Forwarding and clearing (issue 15) between two real coordinators (SQLite, market on) on loopback, peered both ways
  * through the API. The only GPU node is at the peer (a signed fake agent): a buyer at home submits a job naming the
  * peer's region; it runs at the peer as the home's job, and the buyer reads its logs, its result and its bill at
- * home. Clearing: home clearing:<peer> = +bill, peer clearing:<home> = −bill; the buyer paid the bill once. A cancel
+ * home. Its outputs come home too: an inline one as it is, a blob one fetched from the peer into the home's blob store
+ * (the buyer's), checked against the peer's signed listing. Clearing: home clearing:<peer> = +bill, peer
+ * clearing:<home> = −bill; the buyer paid the bill once. A cancel
  * at home cancels it at the peer. The peer stopped mid-job: the home lease runs out, the job is queued again at
  * home, and the bill that arrives when the peer is back is the home's writeoff, never the buyer's.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { stakeToLock } from '@gpux/core';
-import { type JobSpecInput, WorkResponse } from '@gpux/protocol';
+import { type JobSpecInput, OUTPUT_UPLOAD_TOKEN_HEADER, type OutputFile, outputRootDigest, type ResultReport, WorkResponse } from '@gpux/protocol';
+import { verifyJobResult } from '@gpux/sdk';
+import { seededBytes, sha256Of } from '@gpux/testing';
 import { type CoordinatorConfig, loadCoordinatorConfig } from '../src/config.js';
 import { startCoordinator } from '../src/start.js';
+import { placeholderCommitment, UNSIGNED } from './commitment-helpers.js';
 import { call, type Harness, report, spec, startHarness, TestAgent, waitFor } from './helpers.js';
 
 const USDC = 1_000_000;
@@ -153,6 +158,61 @@ describe('federation: a job forwarded to a peer region, its money cleared', () =
     assert.deepEqual([(await wallet()).available, (await wallet()).inEscrow], [START - buyerPaid, 0]);
   });
 
+  test("a forwarded job's outputs come home: the inline one as it is, the blob one into the buyer's blob store, checked", async () => {
+    const sub = await call(home.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: job({ name: 'with-outputs' }) } });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    const jobId: string = sub.body.job.id;
+    const a = await assignment();
+    assert.equal((await agent.start(a.attemptId)).status, 200);
+
+    // The node at the peer uploads one output to the peer's blob store (the fake agent does what the real one does).
+    const big = seededBytes(300 * 1024, 15);
+    const opened = await agent.request('POST', `/v1/agent/attempts/${a.attemptId}/outputs`, { path: 'out/model.bin', sha256: sha256Of(big), size: big.length });
+    assert.equal(opened.status, 200, JSON.stringify(opened.body));
+    const put = await call(peer.url, 'PUT', `/v1/agent/uploads/${opened.body.uploadId}`, {
+      raw: big,
+      headers: { 'content-type': 'application/octet-stream', 'upload-offset': '0', [OUTPUT_UPLOAD_TOKEN_HEADER]: opened.body.uploadToken },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const small = Buffer.from('loss 0.01\n');
+    const outputs: OutputFile[] = [
+      { path: 'out/metrics.txt', size: small.length, sha256: sha256Of(small), content: small.toString('base64') },
+      { path: 'out/model.bin', size: big.length, sha256: sha256Of(big) },
+    ];
+    const outputDigest = outputRootDigest(outputs);
+    const withOutputs: ResultReport = { outcome: 'succeeded', exitCode: 0, error: null, outputDigest, outputs, metrics: { durationMs: 5 }, commitment: placeholderCommitment(outputDigest, 0), commitmentSignature: UNSIGNED };
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await agent.result(a.attemptId, withOutputs)).status, 200);
+
+    await waitFor(async () => (await homeJob(jobId)).job.state === 'succeeded', 'the home job succeeded');
+    const result = await call(home.url, 'GET', `/v1/jobs/${jobId}/result`, { token: buyer });
+    assert.equal(result.status, 200, JSON.stringify(result.body));
+    assert.equal(result.body.outputDigest, outputDigest, "the peer node's output digest");
+    const byPath = new Map<string, OutputFile>(result.body.outputs.map((f: OutputFile) => [f.path, f]));
+    assert.equal(byPath.get('out/metrics.txt')?.content, small.toString('base64'), 'the inline output as the node sent it');
+    assert.equal(byPath.get('out/model.bin')?.blob, true, 'the blob output is in the home blob store');
+    const dl = await fetch(`${home.url}/v1/blobs/${sha256Of(big)}`, { headers: { authorization: `Bearer ${buyer}` } });
+    assert.equal(dl.status, 200);
+    const got = Buffer.from(await dl.arrayBuffer());
+    assert.ok(got.equals(big), 'the buyer reads the bytes the node uploaded at the peer');
+
+    // The node's signed commitment is for the peer's job and attempt and stays at the peer: the home result has none.
+    assert.equal(verifyJobResult(result.body).verified, false);
+    assert.match(verifyJobResult(result.body).summary, /no signed result commitment/);
+    // Checked against that commitment (read at the peer), the bytes the buyer got at home verify.
+    const remoteJobId = await remoteOf(jobId);
+    const atPeer = await call(peer.url, 'GET', `/v1/jobs/${remoteJobId}/result`, { token: peer.operator });
+    const verdict = verifyJobResult(atPeer.body, new Map([['out/model.bin', got]]));
+    assert.ok(verdict.verified, verdict.summary);
+    assert.deepEqual(verdict.unchecked, []);
+
+    const bill = (await peerBill(remoteJobId)).charged as number;
+    billed += bill;
+    buyerPaid += bill;
+    assert.equal(await clearing(home, peerId), billed);
+    await waitFor(async () => (await clearing(peer, homeId)) === -billed, 'the pair nets to zero');
+  });
+
   test('a cancel at home cancels the job at the peer', async () => {
     const sub = await call(home.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: job({ name: 'to-cancel' }) } });
     assert.equal(sub.status, 201, JSON.stringify(sub.body));
@@ -226,20 +286,29 @@ describe('federation: a job forwarded to a peer region, its money cleared', () =
   test('a peer that refuses the job (its credit line for this region is spent): the attempt ends at no cost, the job stays home', async () => {
     await peer.coord.close();
     await startPeer({ peerCredit: 0 });
-    await waitFor(async () => (await home.coord.store.getPeer(peerId))?.status === 'ok', 'home to hear from the peer again');
+    const restarted = Date.now();
+    // Its node live again (a slow run may have let it go offline), and home hearing so: the named region takes 1 GPU.
+    await waitFor(async () => (await agent.heartbeat().catch(() => undefined))?.status === 200, 'the node heard at the peer');
+    await waitFor(async () => {
+      const p = await home.coord.store.getPeer(peerId);
+      return p?.status === 'ok' && (p.summaryAt ?? 0) > restarted && p.summary?.classes.some((c) => c.totalGpus >= 1);
+    }, 'home to hear from the peer again, with its node');
     const available = (await wallet()).available;
     const sub = await call(home.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: job({ name: 'refused' }) } });
     assert.equal(sub.status, 201, JSON.stringify(sub.body));
     const jobId: string = sub.body.job.id;
     const back = await waitFor(async () => {
       const j = await homeJob(jobId);
-      return j.attempts[0]?.state === 'failed' && j.job.state === 'queued' ? j : undefined;
-    }, 'the refused forward ended and the job queued at home');
+      return j.attempts[0]?.state === 'failed' ? j : undefined;
+    }, 'the refused forward ended');
     assert.match(back.attempts[0].error, /^region eu-east refused it: INSUFFICIENT_FUNDS: .*credit line/);
-    assert.deepEqual((await home.coord.store.getJob(jobId))?.avoidNodeIds, [`peer:${peerId}`], 'that peer is not tried again for this job');
-    assert.equal((await home.coord.store.getForward(back.attempts[0].id))?.charged, 0);
-    assert.equal(await clearing(home, peerId), billed, 'nothing owed for it');
+    // That peer is avoided from now on: tried again only as a fallback, when no other region takes the job (here
+    // none does, so the job may be sent there again, and refused again, until it is cancelled).
+    assert.deepEqual((await home.coord.store.getJob(jobId))?.avoidNodeIds, [`peer:${peerId}`]);
     assert.equal((await call(home.url, 'POST', `/v1/jobs/${jobId}/cancel`, { token: buyer })).status, 200);
+    await waitFor(async () => (await homeJob(jobId)).job.state === 'cancelled', 'the job cancelled');
+    for (const f of await home.coord.store.listJobForwards(jobId)) assert.deepEqual([f.state, f.charged], ['ended', 0], 'each refused send ended at no cost');
+    assert.equal(await clearing(home, peerId), billed, 'nothing owed for it');
     assert.equal((await wallet()).available, available, 'the whole hold back');
   });
 });

@@ -11,6 +11,9 @@
  * - `GET /v1/federation/jobs/:id?logsAfter=N` (home → peer): where the job stands, its bill so far and the
  *   log entries after cursor N. The home polls it; each answer renews the home attempt's lease.
  * - `POST /v1/federation/jobs/:id/cancel` (home → peer): the buyer cancelled, or the home fenced the attempt.
+ * - `GET /v1/federation/jobs/:id/blobs/:sha256` (home → peer): the bytes of an output the signed status lists with
+ *   `blob: true`, streamed and NOT signed (they may be gigabytes): the home checks them against the size and sha256
+ *   of the signed listing, and keeps nothing that differs.
  *
  * Clearing: each region keeps one clearing account per peer and asset (`clearing:<peer id>`): positive, this region
  * owes the peer; negative, the peer owes this region. A forwarded job's final bill moves the home's escrow to its
@@ -18,7 +21,7 @@
  * a pair's two balances net to zero once their jobs have ended. Execution is at least once; payment at most once.
  */
 import { z } from 'zod';
-import { JobState, LogEntry } from './job.js';
+import { JobState, LogEntry, OutputFile } from './job.js';
 import { JobSpec } from './job-spec.js';
 import { Asset } from './money.js';
 
@@ -28,6 +31,14 @@ export const MAX_FORWARD_BODY_BYTES = 2 * 1024 * 1024;
 export const MAX_FORWARD_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Log entries one status answer carries at most (the home asks again from the new cursor). */
 export const MAX_FORWARD_LOG_ENTRIES = 200;
+/** Output files one status answer lists at most: what one node result may carry (agent-api.ts ResultReport). */
+export const MAX_FORWARD_OUTPUTS = 1000;
+/**
+ * Inline output content (base64 characters) one status answer carries at most; the outputs past it are listed
+ * `blob: true` instead, their bytes read from the blobs route. With the listing itself (paths of at most 255
+ * characters) this keeps an answer under MAX_FORWARD_ANSWER_BYTES: outputs never share an answer with log entries.
+ */
+export const MAX_FORWARD_INLINE_OUTPUT_CHARS = 2 * 1024 * 1024;
 
 const Id = z.string().regex(/^[A-Za-z0-9_:-]{1,96}$/, 'an id: 1-96 characters of A-Z, a-z, 0-9, _, : and -');
 const Amount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -61,6 +72,19 @@ export const ForwardedJobView = z.object({
   logs: z.array(LogEntry).max(MAX_FORWARD_LOG_ENTRIES).describe('Entries after the cursor asked for, in order'),
   nextLogCursor: z.number().int().min(0).describe('Ask with logsAfter=this next time'),
   moreLogs: z.boolean().describe('More entries wait after nextLogCursor: ask again at once'),
+  outputDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable()
+    .default(null)
+    .describe("The node's output root digest (over every output's path and sha256) once the job has ended; null before, or without a node report"),
+  outputs: z
+    .array(OutputFile)
+    .max(MAX_FORWARD_OUTPUTS)
+    .default([])
+    .describe(
+      'Once the job has ended, on an answer without log entries (one that has them says moreLogs): its output files. Inline ones carry `content`; `blob: true` ones are read from GET /v1/federation/jobs/:id/blobs/:sha256; the rest are listed only (the node never uploaded their bytes)',
+    ),
 });
 export type ForwardedJobView = z.infer<typeof ForwardedJobView>;
 

@@ -119,6 +119,7 @@ export const ROUTES = {
   forwardJob: r({ method: 'POST', path: '/v1/federation/jobs', auth: 'none', summary: "A peer region's signed request to run a job for it (its buyer): held on this region's credit line for the peer, idempotent by the home attempt id; answered signed", body: forwarding.ForwardJobRequest, response: forwarding.ForwardJobResponse }),
   forwardedJob: r({ method: 'GET', path: '/v1/federation/jobs/:id', auth: 'none', summary: 'A peer region asks (signed) where a job it forwarded stands: state, bill so far, log entries after a cursor; answered signed', query: forwarding.ForwardedJobQuery, response: forwarding.ForwardedJobResponse }),
   cancelForwardedJob: r({ method: 'POST', path: '/v1/federation/jobs/:id/cancel', auth: 'none', summary: 'A peer region cancels (signed) a job it forwarded here: its buyer cancelled, or it fenced the attempt; answered signed', response: forwarding.ForwardedJobResponse }),
+  forwardedJobBlob: r({ method: 'GET', path: '/v1/federation/jobs/:id/blobs/:sha256', auth: 'none', summary: "A peer region asks (signed) for the bytes of an output its forwarded job's signed status lists: streamed, not signed (the home checks them against the listed size and sha256)", response: blob.BlobBytes }),
   regionBalance: r({ method: 'GET', path: '/v1/federation/balance', auth: 'operator', summary: "Inter-region clearing: what this region owes each peer (or is owed), per asset, with jobs sent, received and still open", response: forwarding.RegionBalanceResponse }),
 } as const satisfies Record<string, RouteDef>;
 

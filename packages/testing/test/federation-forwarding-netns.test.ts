@@ -85,9 +85,16 @@ describe('forwarding across network namespaces', requireComponent('network names
     const nameOf = new Map(peers.peers.map((p) => [p.id, p.name]));
     return events.filter((e) => e.type === 'job.forwarded').map((e) => nameOf.get(String(e.data.peerId)) ?? String(e.data.peerId));
   };
+  /** Until us-west sees `peer` with `gpus` free GPUs (its last job's end reaches the summaries a moment later). */
+  const seesFree = (peer: string, gpus: number) =>
+    waitFor(`us-west to see ${gpus} free GPUs at ${peer}`, async () => {
+      const p = (await regions.region(HOME).client.regionPeers()).peers.find((x) => x.name === peer);
+      return p?.status === 'ok' && (p.summary?.classes.reduce((n, c) => n + c.freeGpus, 0) ?? 0) >= gpus ? true : undefined;
+    }, 30_000, 100);
   const running = (id: string) => waitFor(`job ${id} running`, async () => ((await buyer.getJob(id)).job.state === 'running' ? true : undefined), 30_000, 100);
 
   test('a 1-GPU job runs at the nearest region with capacity; the buyer reads its logs at home', async () => {
+    await seesFree('us-east', 1);
     const id = await submit('near', 1, 1);
     const job = await ended(id);
     assert.equal(job.state, 'succeeded', JSON.stringify(job));
@@ -97,6 +104,7 @@ describe('forwarding across network namespaces', requireComponent('network names
   });
 
   test('a 2-GPU job overflows to the far region, the only one that fits it', async () => {
+    await seesFree('eu-central', 2);
     const id = await submit('wide', 2, 1);
     const job = await ended(id);
     assert.equal(job.state, 'succeeded', JSON.stringify(job));
@@ -104,6 +112,7 @@ describe('forwarding across network namespaces', requireComponent('network names
   });
 
   test('a partition mid-job: the job comes home after the lease, runs at eu-central; the fenced run is not billed to the buyer', async () => {
+    await seesFree('us-east', 1);
     const id = await submit('partitioned', 1, 6);
     await running(id);
     assert.deepEqual(await forwardedTo(id), ['us-east']);
@@ -116,6 +125,7 @@ describe('forwarding across network namespaces', requireComponent('network names
   });
 
   test('eu-central SIGKILLed mid-job and restarted: the job comes home, goes out again and ends', async () => {
+    await seesFree('eu-central', 2);
     const id = await submit('killed', 2, 4);
     await running(id);
     await regions.kill('eu-central');

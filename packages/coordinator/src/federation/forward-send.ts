@@ -2,13 +2,15 @@
  * The forwarder's talk with a peer about one forwarded attempt (issue 15): send the job (again, while the peer has
  * not confirmed it: idempotent by the attempt id), apply what the peer says of it (its id, start, logs, a renewed
  * lease), cancel it there when the buyer cancelled or this region fenced the attempt, and book its end with the
- * peer's bill (store finishForward, with the same decider as any attempt's end). A peer's signed refusal of a send
- * means nothing was made there: the attempt ends at no cost and the job goes back to the queue, the peer avoided.
+ * peer's bill and its outputs (store finishForward, with the same decider as any attempt's end; the outputs are
+ * brought home first: forward-outputs.ts). A peer's signed refusal of a send means nothing was made there: the
+ * attempt ends at no cost and the job goes back to the queue, the peer avoided.
  */
 import type { ForwardProgress, JobRecord, PeerRecord, TransitionDecider } from '@gpux/core';
-import { type ForwardedJobView, TERMINAL_JOB_STATES } from '@gpux/protocol';
+import { type ForwardedJobView, type OutputFile, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Needs } from '../runtime.js';
 import { LOG_MARKER_SEQ } from '../services/attempt-writes.js';
+import { forgetOutputs, outputsGaveUp, outputsHome } from './forward-outputs.js';
 import { cancelForwardedJob, type ExchangeDeps, PeerContactError, sendForwardedJob } from './peer-client.js';
 import type { SummaryDeps } from './summary.js';
 
@@ -54,8 +56,18 @@ export async function noteFailure(rt: ForwarderDeps, f: ForwardRef, err: PeerCon
   await rt.store.recordForwardProgress({ attemptId: f.attemptId, now: rt.clock.now(), error: err.message });
 }
 
-/** End the home attempt, booking `charged`, and tell the caches. */
-async function finish(rt: ForwarderDeps, f: ForwardRef, end: { outcome: 'succeeded' | 'failed' | 'cancelled'; exitCode: number | null; error: string | null; charged: number }, decide: TransitionDecider): Promise<void> {
+/** How the peer's job ended, as the home attempt books it. */
+interface ForwardEnd {
+  outcome: 'succeeded' | 'failed' | 'cancelled';
+  exitCode: number | null;
+  error: string | null;
+  charged: number;
+  outputs?: OutputFile[];
+  outputDigest?: string | null;
+}
+
+/** End the home attempt, booking `charged` (and the outputs), and tell the caches. */
+async function finish(rt: ForwarderDeps, f: ForwardRef, end: ForwardEnd, decide: TransitionDecider): Promise<void> {
   const res = await rt.store.finishForward({ attemptId: f.attemptId, ...end, now: rt.clock.now() }, decide);
   if (res.status === 'ended') {
     rt.signals.attemptEnded(f.attemptId, f.jobId, end.outcome);
@@ -83,11 +95,14 @@ export async function forgotten(rt: ForwarderDeps, f: ForwardRef, peer: PeerReco
  */
 export async function applyView(rt: ForwarderDeps, client: PeerClient, f: ForwardRef, peer: PeerRecord, view: ForwardedJobView, job: JobRecord): Promise<boolean> {
   const now = rt.clock.now();
+  const terminal = TERMINAL_JOB_STATES.includes(view.state);
+  // Once the peer's job has ended, an answer renews the lease only while its outputs may still come home.
+  const renew = !(terminal && outputsGaveUp(rt, f.attemptId));
   const progress: ForwardProgress = {
     attemptId: f.attemptId,
     now,
     remoteJobId: view.remoteJobId,
-    leaseExpiresAt: now + rt.config.forwardLeaseMs,
+    ...(renew ? { leaseExpiresAt: now + rt.config.forwardLeaseMs } : {}),
     logCursor: view.nextLogCursor,
     ...(view.startedAt !== null || view.state === 'running' ? { running: true } : {}),
   };
@@ -106,21 +121,24 @@ export async function applyView(rt: ForwarderDeps, client: PeerClient, f: Forwar
   }
   const status = await rt.store.recordForwardProgress(progress);
   const fenced = status === 'fenced';
-  const terminal = TERMINAL_JOB_STATES.includes(view.state);
   if (!terminal) {
     if (fenced || job.cancelRequested) {
       await cancelForwardedJob(client, peer, view.remoteJobId, callTimeoutMs(rt)).catch(async (err: unknown) => noteFailure(rt, f, asContactError(err)));
     }
     return !fenced && view.moreLogs;
   }
-  // Every log line first (a fenced attempt wants none: its job has moved on).
+  // Every log line first (a fenced attempt wants none: its job has moved on), then the outputs (nor those: the
+  // buyer is not served from a fenced attempt).
   if (view.moreLogs && !fenced) return true;
+  const outputs = fenced ? {} : await outputsHome(rt, client, f, peer, view, job);
+  if (!outputs) return false;
   const charged = Math.min(view.charged, maxBill(job));
   if (charged < view.charged) rt.logger.warn({ attemptId: f.attemptId, peerId: f.peerId, bill: view.charged, hold: maxBill(job) }, 'a peer billed more than the hold: only the hold is booked');
   // A cancel this region did not ask for (the peer's operator, its own limits) is the peer's failure: the job may run elsewhere.
   const outcome = view.state === 'cancelled' && !job.cancelRequested && !fenced ? 'failed' : (view.state as 'succeeded' | 'failed' | 'cancelled');
   const error = outcome !== view.state ? `${regionOf(peer)} cancelled it: ${view.error ?? 'no reason given'}` : view.error === null ? null : `${regionOf(peer)}: ${view.error}`;
-  await finish(rt, f, { outcome, exitCode: outcome === 'failed' && view.state === 'cancelled' ? null : view.exitCode, error: error?.slice(0, 4096) ?? null, charged }, rt.decider);
+  await finish(rt, f, { outcome, exitCode: outcome === 'failed' && view.state === 'cancelled' ? null : view.exitCode, error: error?.slice(0, 4096) ?? null, charged, ...outputs }, rt.decider);
+  forgetOutputs(rt, f.attemptId);
   return false;
 }
 

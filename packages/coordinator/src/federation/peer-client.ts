@@ -1,9 +1,11 @@
 /**
  * Signed calls to a peer region (issue 15): one request signed by this coordinator's key (method, path with its
  * query, body digest, timestamp, nonce); the answer must be signed, for this request's nonce, by the key pinned for
- * the peer, and fit `maxBytes`. The summary exchange and the forwarded-job calls are all one `peerRequest`. Every
- * failure is a PeerContactError saying whether the peer could not be reached (or answered nonsense) or refused us /
- * answered with another key; a signed error answer (the peer read the request and said no) carries its refusal.
+ * the peer, and fit `maxBytes`. The summary exchange and the forwarded-job calls are all one `peerRequest`; an
+ * output's bytes (openForwardedBlob) are the one answer not signed: the caller checks them against the signed
+ * listing. Every failure is a PeerContactError saying whether the peer could not be reached (or answered nonsense)
+ * or refused us / answered with another key; a signed error answer (the peer read the request and said no) carries
+ * its refusal.
  */
 import type { Clock, Random } from '@gpux/core';
 import {
@@ -121,38 +123,50 @@ function answerSignature(res: Response, text: string, nonce: string, peer: { url
   return verifyEd25519(peerCanonicalAnswer(nonce, text, answerKeyId), res.headers.get(FEDERATION_HEADERS.signature) ?? '', key) ? 'ok' : 'bad';
 }
 
+/** The signature headers of one request (method, path with its query, body) by this coordinator's key, and its nonce. */
+function signedHeaders(deps: ExchangeDeps, method: string, path: string, body: string): { nonce: string; headers: Record<string, string> } {
+  const timestamp = deps.clock.now();
+  const nonce = Buffer.from(deps.random.bytes(16)).toString('hex');
+  const signed = deps.signer.signBytes((keyId) => peerCanonicalRequest({ method, path, body, timestamp, nonce, keyId }));
+  return {
+    nonce,
+    headers: {
+      [FEDERATION_HEADERS.key]: signed.key.publicKey,
+      [FEDERATION_HEADERS.timestamp]: String(timestamp),
+      [FEDERATION_HEADERS.nonce]: nonce,
+      [FEDERATION_HEADERS.signature]: signed.signature,
+    },
+  };
+}
+
+/** A fetch failure as the contact error it is (timeouts say so). */
+function unreachable(err: unknown, peer: { url: string }, timeoutMs: number): PeerContactError {
+  if (err instanceof PeerContactError) return err;
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code && e.cause.message ? `${e.cause.code} (${e.cause.message})` : (e.cause?.code ?? e.cause?.message ?? e.message);
+  const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : cause;
+  return new PeerContactError('unreachable', `cannot reach ${peer.url}: ${why}`);
+}
+
 /** One signed call to a peer: its answer, checked (key, signature over this nonce, size, schema), and the round trip. */
 export async function peerRequest<S extends z.ZodType>(deps: ExchangeDeps, peer: { url: string; keyFingerprint: string }, call: PeerCall<S>): Promise<{ data: z.output<S>; rttMs: number }> {
   const { method, path, timeoutMs } = call;
   const body = call.body === undefined ? '' : JSON.stringify(call.body);
-  const timestamp = deps.clock.now();
-  const nonce = Buffer.from(deps.random.bytes(16)).toString('hex');
-  const signed = deps.signer.signBytes((keyId) => peerCanonicalRequest({ method, path, body, timestamp, nonce, keyId }));
+  const { nonce, headers } = signedHeaders(deps, method, path, body);
   const started = deps.clock.now();
   let res: Response;
   let text: string;
   try {
     res = await (deps.fetch ?? fetch)(`${peer.url}${path}`, {
       method,
-      headers: {
-        ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
-        accept: 'application/json',
-        [FEDERATION_HEADERS.key]: signed.key.publicKey,
-        [FEDERATION_HEADERS.timestamp]: String(timestamp),
-        [FEDERATION_HEADERS.nonce]: nonce,
-        [FEDERATION_HEADERS.signature]: signed.signature,
-      },
+      headers: { ...(call.body === undefined ? {} : { 'content-type': 'application/json' }), accept: 'application/json', ...headers },
       ...(call.body === undefined ? {} : { body }),
       redirect: 'error',
       signal: AbortSignal.timeout(timeoutMs),
     });
     text = await readBounded(res, call.maxBytes);
   } catch (err) {
-    if (err instanceof PeerContactError) throw err;
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const cause = e.cause?.code && e.cause.message ? `${e.cause.code} (${e.cause.message})` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : cause;
-    throw new PeerContactError('unreachable', `cannot reach ${peer.url}: ${why}`);
+    throw unreachable(err, peer, timeoutMs);
   }
   const rttMs = Math.max(0, deps.clock.now() - started);
   if (res.status === 401 || res.status === 403) throw new PeerContactError('unauthorized', `${peer.url} refused this region (HTTP ${res.status} ${errorMessage(text)})`);
@@ -213,4 +227,35 @@ export async function fetchForwardedJob(deps: ExchangeDeps, peer: { url: string;
 export async function cancelForwardedJob(deps: ExchangeDeps, peer: { url: string; keyFingerprint: string }, remoteJobId: string, timeoutMs: number): Promise<ForwardedJobResponseT> {
   const path = jobPath(ROUTES.cancelForwardedJob.path, remoteJobId);
   return (await peerRequest(deps, peer, { method: 'POST', path, schema: ForwardedJobResponse, maxBytes: MAX_FORWARD_ANSWER_BYTES, timeoutMs })).data;
+}
+
+/**
+ * The bytes of an output the peer's signed status listed (GET …/:id/blobs/:sha256): the request is signed, the
+ * answer is not (the caller checks the bytes against the listing). A 200 whose declared length is not `size` is
+ * refused before a byte is read. `signal` aborts the call and the body (the caller's timeouts).
+ */
+export async function openForwardedBlob(
+  deps: ExchangeDeps,
+  peer: { url: string; keyFingerprint: string },
+  q: { remoteJobId: string; sha256: string; size: number; signal: AbortSignal; timeoutMs: number },
+): Promise<ReadableStream<Uint8Array>> {
+  const path = ROUTES.forwardedJobBlob.path.replace(':id', encodeURIComponent(q.remoteJobId)).replace(':sha256', encodeURIComponent(q.sha256));
+  const { headers } = signedHeaders(deps, 'GET', path, '');
+  let res: Response;
+  try {
+    res = await (deps.fetch ?? fetch)(`${peer.url}${path}`, { method: 'GET', headers: { accept: 'application/octet-stream', ...headers }, redirect: 'error', signal: q.signal });
+  } catch (err) {
+    throw unreachable(err, peer, q.timeoutMs);
+  }
+  if (res.status !== 200) {
+    const text = await readBounded(res, 64 * 1024).catch(() => '');
+    throw new PeerContactError(res.status === 401 || res.status === 403 ? 'unauthorized' : 'unreachable', `${peer.url} answered HTTP ${res.status} ${errorMessage(text)} for output ${q.sha256}`);
+  }
+  const declared = res.headers.get('content-length');
+  if (declared !== null && Number(declared) !== q.size) {
+    await res.body?.cancel().catch(() => {});
+    throw new PeerContactError('unreachable', `${peer.url} offered ${declared} bytes for output ${q.sha256}, which its signed listing says has ${q.size}`);
+  }
+  if (!res.body) throw new PeerContactError('unreachable', `${peer.url} answered no bytes for output ${q.sha256}`);
+  return res.body;
 }

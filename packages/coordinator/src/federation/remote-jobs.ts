@@ -3,9 +3,11 @@
  * with the checks and the hold of a buyer's submit (services/jobs.ts newJobOf), its hold drawn on the peer's credit
  * line (store acceptForwardedJob), idempotent by the home attempt id, with no retries here (the home retries). The peer sees only its own jobs: another
  * buyer's, or another peer's, is NOT_FOUND. Once a job has ended, what its buyer wallet holds goes back to the
- * clearing account (returnPeerCredit), so that account reads −(the bills of the peer's jobs).
+ * clearing account (returnPeerCredit), so that account reads −(the bills of the peer's jobs). Once ended, its status
+ * lists the outputs (what its last attempt's node reported), and the peer may read the bytes of those it lists as
+ * blobs (forwardedOutput).
  */
-import { ACCOUNTS, GpuxError, isGpuxError, type JobRecord, type PeerRecord, peerBuyerId } from '@gpux/core';
+import { ACCOUNTS, type BlobBackend, type ByteRange, type ByteSource, GpuxError, isGpuxError, isSha256Hex, type JobRecord, type PeerRecord, peerBuyerId } from '@gpux/core';
 import {
   type ForwardedJobResponse,
   type ForwardedJobView,
@@ -16,7 +18,10 @@ import {
   type JobSpec,
   LOG_ENTRY_MAX_BYTES,
   LOG_SEQ_MAX,
+  MAX_FORWARD_INLINE_OUTPUT_CHARS,
   MAX_FORWARD_LOG_ENTRIES,
+  MAX_FORWARD_OUTPUTS,
+  type OutputFile,
   TERMINAL_JOB_STATES,
 } from '@gpux/protocol';
 import type { Principal } from '../principal.js';
@@ -104,6 +109,33 @@ async function chargedOf(rt: RemoteJobsDeps, job: JobRecord): Promise<number> {
 
 const isTerminal = (job: JobRecord) => TERMINAL_JOB_STATES.includes(job.state);
 
+/** The ended job's result attempt (as the buyer's result route picks it) with its outputs; undefined before the end. */
+async function resultOf(rt: RemoteJobsDeps, job: JobRecord): Promise<{ outputDigest: string | null; outputs: OutputFile[] } | undefined> {
+  if (!isTerminal(job)) return undefined;
+  const attempts = await rt.store.listAttempts(job.id);
+  const last = (job.currentAttemptId ? attempts.find((a) => a.id === job.currentAttemptId) : undefined) ?? attempts.at(-1);
+  if (!last) return { outputDigest: null, outputs: [] };
+  const digest = last.outputDigest !== null && /^[0-9a-f]{64}$/.test(last.outputDigest) ? last.outputDigest : null;
+  return { outputDigest: digest, outputs: await rt.store.getOutputs(last.id) };
+}
+
+/**
+ * The outputs as a status answer lists them: inline content while it fits MAX_FORWARD_INLINE_OUTPUT_CHARS, past
+ * that `blob: true` (forwardedOutput serves inline bytes too); a blob output stays one. Encrypted jobs are never
+ * forwarded, so there is no `encrypted` part to carry.
+ */
+function listedOutputs(outputs: readonly OutputFile[]): OutputFile[] {
+  let inline = 0;
+  return outputs.slice(0, MAX_FORWARD_OUTPUTS).map((f) => {
+    const base = { path: f.path, size: f.size, sha256: f.sha256 };
+    if (f.content !== undefined && inline + f.content.length <= MAX_FORWARD_INLINE_OUTPUT_CHARS) {
+      inline += f.content.length;
+      return { ...base, content: f.content };
+    }
+    return f.content !== undefined || f.blob ? { ...base, blob: true } : base;
+  });
+}
+
 /**
  * The view, with log entries after `logsAfter` (none when null). An entry's seq is its job-wide cursor here, so a
  * retry's entries (whose own seqs start again at 0) are never taken for repeats at home.
@@ -112,6 +144,9 @@ async function viewOf(rt: RemoteJobsDeps, job: JobRecord, logsAfter: number | nu
   const stored = logsAfter === null ? [] : await rt.store.readLogs(job.id, logsAfter, MAX_FORWARD_LOG_ENTRIES + 1, LOG_BYTES_PER_ANSWER);
   const page = stored.slice(0, MAX_FORWARD_LOG_ENTRIES);
   const bytes = page.reduce((n, e) => n + Buffer.byteLength(e.data), 0);
+  // Outputs ride only on an answer without log entries (one with entries says moreLogs), so the two never share
+  // one answer's byte budget; the home reads every log line before it books the end anyway.
+  const result = page.length === 0 ? await resultOf(rt, job) : undefined;
   const logs = page
     .filter((e) => e.cursor <= LOG_SEQ_MAX && Buffer.byteLength(e.data) <= LOG_ENTRY_MAX_BYTES)
     .map((e) => ({ seq: e.cursor, stream: e.stream, data: e.data, at: e.at }));
@@ -128,8 +163,11 @@ async function viewOf(rt: RemoteJobsDeps, job: JobRecord, logsAfter: number | nu
     charged: await chargedOf(rt, job),
     logs,
     nextLogCursor: page.at(-1)?.cursor ?? logsAfter ?? 0,
-    // A page cut by count, or by bytes with another entry perhaps behind it: ask again at once.
-    moreLogs: stored.length > MAX_FORWARD_LOG_ENTRIES || bytes > LOG_BYTES_PER_ANSWER - LOG_ENTRY_MAX_BYTES,
+    // A page cut by count, or by bytes with another entry perhaps behind it: ask again at once. An ended job's
+    // page with entries: its outputs come on the next.
+    moreLogs: stored.length > MAX_FORWARD_LOG_ENTRIES || bytes > LOG_BYTES_PER_ANSWER - LOG_ENTRY_MAX_BYTES || (isTerminal(job) && page.length > 0),
+    outputDigest: result?.outputDigest ?? null,
+    outputs: result ? listedOutputs(result.outputs) : [],
   };
 }
 
@@ -149,4 +187,43 @@ export async function cancelForwarded(rt: RemoteJobsDeps, peer: PeerRecord, id: 
     if (!(isGpuxError(err) && err.code === 'JOB_FINISHED')) throw err;
     return { job: await viewOf(rt, (await rt.store.getJob(id)) ?? job, null) };
   }
+}
+
+/** One output's bytes for the peer: where they are and how many. */
+export interface ForwardedOutput {
+  size: number;
+  /** The bytes, or `range` of them. */
+  open(range?: ByteRange): Promise<ByteSource>;
+}
+
+async function* bytesOf(buf: Buffer): AsyncIterable<Uint8Array> {
+  yield buf;
+}
+
+/**
+ * GET /v1/federation/jobs/:id/blobs/:sha256: an output of the peer's own ended job that its status lists (inline
+ * content, or a blob its buyer region:<peer> holds here). Anything else, another peer's or a buyer's blob included,
+ * is NOT_FOUND.
+ */
+export async function forwardedOutput(rt: RemoteJobsDeps, peer: PeerRecord, id: string, sha256: string, backend: () => Promise<BlobBackend>): Promise<ForwardedOutput> {
+  const missing = () => new GpuxError('NOT_FOUND', `job ${id} forwarded here by this region has no output ${sha256.slice(0, 64)}`);
+  if (!isSha256Hex(sha256)) throw missing();
+  const job = await peerJob(rt, peer, id);
+  const outputs = (await resultOf(rt, job))?.outputs ?? [];
+  const inline = outputs.find((f) => f.sha256 === sha256 && f.content !== undefined);
+  if (inline?.content !== undefined) {
+    const buf = Buffer.from(inline.content, 'base64');
+    return { size: buf.length, open: async (range) => bytesOf(range ? buf.subarray(range.start, range.end) : buf) };
+  }
+  const listed = outputs.find((f) => f.sha256 === sha256 && f.blob);
+  const held = listed && (await rt.store.getBlob(job.buyerId, sha256));
+  if (!listed || !held || held.size !== listed.size) throw missing();
+  return {
+    size: held.size,
+    open: async (range) => {
+      const stream = await (await backend()).open(sha256, range);
+      await rt.store.touchBlob(job.buyerId, sha256, rt.clock.now());
+      return stream;
+    },
+  };
 }

@@ -2,9 +2,11 @@
  * Federation routes (issue 15): operators add, list and remove peer regions and read this region's summary. The
  * peer routes (the summary exchange, and jobs a peer forwards here: run, status, cancel) authenticate the calling
  * region by its coordinator key before the body is read, and answer signed over the request's nonce; so is a
- * refusal after that point (a peer may trust it: nothing was done), while an authentication failure is not.
+ * refusal after that point (a peer may trust it: nothing was done), while an authentication failure is not. The one
+ * exception is an output's bytes (GET /v1/federation/jobs/:id/blobs/:sha256): streamed unsigned (they may be
+ * gigabytes), the home checks them against the signed status that listed them; its refusals are plain errors.
  */
-import { isGpuxError, type PeerRecord } from '@gpux/core';
+import { type BlobBackend, GpuxError, isGpuxError, type PeerRecord } from '@gpux/core';
 import {
   FEDERATION_HEADERS,
   MAX_FORWARD_BODY_BYTES,
@@ -16,12 +18,15 @@ import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { authenticatePeer } from '../federation/peer-auth.js';
 import { addPeer, listPeers, removePeer } from '../federation/peers.js';
-import { acceptForwarded, cancelForwarded, forwardedStatus } from '../federation/remote-jobs.js';
+import { acceptForwarded, cancelForwarded, forwardedOutput, forwardedStatus } from '../federation/remote-jobs.js';
 import { regionSummary } from '../federation/summary.js';
+import { openBlobBackend } from '../blobs/open-backend.js';
 import type { Needs } from '../runtime.js';
+import { parseRange } from '../services/blobs.js';
 import { authLimitHooks } from './auth-limit.js';
 import { errorBody, STATUS_OF } from './errors.js';
 import { mountRoute, routeInputs } from './route-kit.js';
+import { sendBlob } from './routes-blobs.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
 type RoutesFederationDeps = Needs<
@@ -78,6 +83,61 @@ function mountPeerRoute<N extends PeerRouteName>(app: FastifyInstance, rt: Route
   });
 }
 
+/** Output byte streams one peer may have open here at once (like an account's blob transfers). */
+function transferSlots(max: () => number) {
+  const open = new Map<string, number>();
+  return (peerId: string): (() => void) => {
+    const n = open.get(peerId) ?? 0;
+    if (n >= max()) throw new GpuxError('LIMIT_EXCEEDED', `region ${peerId} already reads ${n} output streams here, the most at once (GPUX_BLOB_TRANSFERS_PER_ACCOUNT): wait for one to finish`);
+    open.set(peerId, n + 1);
+    let freed = false;
+    return () => {
+      if (freed) return;
+      freed = true;
+      const left = (open.get(peerId) ?? 1) - 1;
+      if (left <= 0) open.delete(peerId);
+      else open.set(peerId, left);
+    };
+  };
+}
+
+/** GET /v1/federation/jobs/:id/blobs/:sha256: peer-signed request, the bytes (or a Range of them) as the answer. */
+function mountOutputBlobRoute(app: FastifyInstance, rt: RoutesFederationDeps): void {
+  const def = ROUTES.forwardedJobBlob;
+  // The blob store this region's outputs are in, opened on the first read (the blob routes open their own).
+  let backend: Promise<BlobBackend> | undefined;
+  const backendOf = () => {
+    backend ??= openBlobBackend(rt.config.blobs);
+    return backend;
+  };
+  app.addHook('onClose', async () => {
+    if (backend) await (await backend).close();
+  });
+  const take = transferSlots(() => rt.config.blobs.transfersPerAccount);
+  app.route({
+    method: def.method,
+    url: def.path,
+    ...authLimitHooks(rt),
+    handler: async (req, reply) => {
+      const peer = await authenticatePeer(rt, req);
+      const { id } = routeInputs({}, req);
+      const sha256 = (req.params as { sha256?: string }).sha256 ?? '';
+      const output = await forwardedOutput(rt, peer, id, sha256, backendOf);
+      const rangeHeader = typeof req.headers.range === 'string' ? req.headers.range : undefined;
+      const range = parseRange(rangeHeader, output.size);
+      if (range === 'unsatisfiable') return sendBlob(reply, { unsatisfiable: true, size: output.size }, sha256, rangeHeader);
+      const done = take(peer.id);
+      try {
+        const stream = await output.open(range ?? undefined);
+        return sendBlob(reply, { status: range ? 206 : 200, size: output.size, range, stream, done }, sha256, rangeHeader);
+      } catch (err) {
+        done();
+        throw err;
+      }
+    },
+  });
+}
+
 export function mountFederationRoutes(app: FastifyInstance, rt: RoutesFederationDeps): void {
   mountRoute(app, rt, 'regionPeers', () => listPeers(rt));
   mountRoute(app, rt, 'addPeer', async ({ body, reply }) => {
@@ -96,4 +156,5 @@ export function mountFederationRoutes(app: FastifyInstance, rt: RoutesFederation
   mountPeerRoute(app, rt, 'forwardJob', MAX_FORWARD_BODY_BYTES, ({ peer, body }) => acceptForwarded(rt, peer, body));
   mountPeerRoute(app, rt, 'forwardedJob', MAX_FORWARD_BODY_BYTES, ({ peer, id, query }) => forwardedStatus(rt, peer, id, query.logsAfter));
   mountPeerRoute(app, rt, 'cancelForwardedJob', MAX_FORWARD_BODY_BYTES, ({ peer, id }) => cancelForwarded(rt, peer, id));
+  mountOutputBlobRoute(app, rt);
 }

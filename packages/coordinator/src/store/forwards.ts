@@ -166,11 +166,12 @@ export function finishForward(ctx: StoreContext, q: FinishForwardInput, decide: 
       // The charge first: the end below releases what the escrow still holds (a finished job) or tops it up (a retry).
       const events = await chargeForwardIn(trx, ctx, money);
       await insertEvents(trx, ctx, events);
-      // No digest nor signed commitment (the peer's nodes committed to the peer): nothing here to verify or audit.
-      // The runtime is what the home saw of it, from the peer's start to this report.
+      // The peer node's output digest, but no signed commitment (its nodes committed to the peer, for the peer's
+      // job and attempt ids): nothing here to verify or audit. The runtime is what the home saw of it, from the
+      // peer's start to this report.
       const metrics = { durationMs: a.started_at === null ? 0 : Math.max(0, q.now - Number(a.started_at)) };
-      const cause = { kind: 'report' as const, outcome: q.outcome, exitCode: q.exitCode, error: q.error, outputDigest: '', metrics };
-      const ended = await endAttemptIn(trx, ctx, { row: a, cause, decide, now: q.now });
+      const cause = { kind: 'report' as const, outcome: q.outcome, exitCode: q.exitCode, error: q.error, outputDigest: q.outputDigest ?? '', metrics };
+      const ended = await endAttemptIn(trx, ctx, { row: a, cause, decide, now: q.now, ...(q.outputs ? { outputs: q.outputs } : {}) });
       out = { status: 'ended', job: ended.job };
     } else {
       await insertEvents(trx, ctx, await writeOffForwardIn(trx, ctx, money));

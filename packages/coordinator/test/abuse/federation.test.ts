@@ -8,25 +8,44 @@
  * The forwarded-job routes (POST /v1/federation/jobs, GET …/:id, POST …/:id/cancel) the same way, and past
  * authentication: garbage specs, what the region cannot run, a market mismatch, the credit line exhausted, another
  * peer's (or a buyer's) job id. Every refusal after authentication is signed; nothing is made or touched.
+ *
+ * Outputs: a peer reads the bytes of the outputs its own ended job's status lists, and nothing else (another
+ * peer's, a buyer's blob, a blob that is no output: 404). A hostile peer whose bytes differ from its signed listing
+ * (other bytes, more bytes, a longer declared length), or whose listing contradicts itself (inline content that is
+ * not its entry's, one path twice), is refused each try; after the tries the home lets the lease run out, and
+ * nothing of those bytes is kept for the buyer. One lie and then the listed bytes: the next try brings them home.
  */
 import assert from 'node:assert/strict';
 import { createPrivateKey, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   FEDERATION_HEADERS,
+  type ForwardedJobView,
   generateNodeKeyPair,
   keyFingerprint,
   MAX_FORWARD_BODY_BYTES,
   MAX_SUMMARY_CLASSES,
   type NodeKeyPair,
+  OUTPUT_UPLOAD_TOKEN_HEADER,
+  type OutputFile,
+  outputRootDigest,
   peerCanonicalAnswer,
   peerCanonicalRequest,
   publicKeyFromRaw,
   type RegionSummary,
+  type ResultReport,
   signEd25519,
   verifyEd25519,
+  WorkResponse,
 } from '@gpux/protocol';
-import { call, type Harness, type Res, startHarness, waitFor } from '../helpers.js';
+import { seededBytes, sha256Of } from '@gpux/testing';
+import { MAX_TRIES } from '../../src/federation/forward-outputs.js';
+import { placeholderCommitment, UNSIGNED } from '../commitment-helpers.js';
+import { call, type Harness, type Res, spec, startHarness, TestAgent, waitFor } from '../helpers.js';
 
 const PATH = '/v1/federation/summary';
 
@@ -379,5 +398,308 @@ describe('abuse: forwarded-job routes', () => {
     const clearing = (await h.coord.store.clearingBalances()).find((c) => c.peerId === twoId)?.balance;
     assert.equal(wallet, 0);
     assert.equal(clearing, -USDC / 2, "the other job of two (att-two-1) still holds; the cancelled one's hold is back");
+  });
+});
+
+/** A signed GET answered with bytes (call() would read them as text). */
+function fetchAs(url: string, keys: NodeKeyPair, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  const timestamp = Date.now();
+  const nonce = randomBytes(16).toString('hex');
+  const keyId = keyFingerprint(keys.publicKey);
+  const signature = signEd25519(peerCanonicalRequest({ method: 'GET', path, body: '', timestamp, nonce, keyId }), createPrivateKey(keys.privateKeyPem));
+  return fetch(url + path, {
+    headers: { [FEDERATION_HEADERS.key]: keys.publicKey, [FEDERATION_HEADERS.timestamp]: String(timestamp), [FEDERATION_HEADERS.nonce]: nonce, [FEDERATION_HEADERS.signature]: signature, ...headers },
+  });
+}
+
+/** A result report of these outputs (the fake agent signs its commitment). */
+function outputsReport(outputs: OutputFile[]): ResultReport {
+  const outputDigest = outputRootDigest(outputs);
+  return { outcome: 'succeeded', exitCode: 0, error: null, outputDigest, outputs, metrics: { durationMs: 5 }, commitment: placeholderCommitment(outputDigest, 0), commitmentSignature: UNSIGNED };
+}
+
+describe('abuse: the output bytes of forwarded jobs, at the peer', () => {
+  let h: Harness;
+  const one = generateNodeKeyPair();
+  const two = generateNodeKeyPair();
+  /** one's job, ended with an inline and a blob output; two's job, queued. */
+  let remote: string;
+  let theirs: string;
+  const big = seededBytes(200 * 1024, 31);
+  const small = Buffer.from('done\n');
+  const blobPath = (id: string, sha: string) => `/v1/federation/jobs/${id}/blobs/${sha}`;
+  const forward = (attempt: string) => ({
+    homeJobId: `job-home-${attempt}`,
+    homeAttemptId: attempt,
+    spec: { name: 'with-outputs', image: 'busybox:1.36', command: ['true'], resources: { gpu: { count: 1 } }, timeoutSeconds: 600 },
+    payment: null,
+  });
+
+  before(async () => {
+    h = await startHarness({ region: 'outputs-peer', peerSummaryMs: 60_000 });
+    for (const [keys, name, url] of [
+      [one, 'one', 'http://127.0.0.1:9'],
+      [two, 'two', 'http://127.0.0.1:10'],
+    ] as const) {
+      const added = await call(h.url, 'POST', '/v1/federation/peers', { token: h.operator, body: { url, key: keys.publicKey, name } });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+    }
+    const agent = new TestAgent(h.url);
+    assert.equal((await agent.register()).status, 200);
+    const sent = await sendAs(h.url, one, 'POST', '/v1/federation/jobs', JSON.stringify(forward('att-out-1')));
+    assert.equal(sent.res.status, 200, JSON.stringify(sent.res.body));
+    remote = sent.res.body.job.remoteJobId;
+    const a = await waitFor(async () => WorkResponse.parse((await agent.work(200)).body).assignments.find((x) => x.jobId === remote), "an assignment of one's job");
+    assert.equal((await agent.start(a.attemptId)).status, 200);
+    const opened = await agent.request('POST', `/v1/agent/attempts/${a.attemptId}/outputs`, { path: 'out/model.bin', sha256: sha256Of(big), size: big.length });
+    assert.equal(opened.status, 200, JSON.stringify(opened.body));
+    const put = await call(h.url, 'PUT', `/v1/agent/uploads/${opened.body.uploadId}`, {
+      raw: big,
+      headers: { 'content-type': 'application/octet-stream', 'upload-offset': '0', [OUTPUT_UPLOAD_TOKEN_HEADER]: opened.body.uploadToken },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const outputs: OutputFile[] = [
+      { path: 'out/done.txt', size: small.length, sha256: sha256Of(small), content: small.toString('base64') },
+      { path: 'out/model.bin', size: big.length, sha256: sha256Of(big) },
+    ];
+    assert.equal((await agent.result(a.attemptId, outputsReport(outputs))).status, 200);
+    const other = await sendAs(h.url, two, 'POST', '/v1/federation/jobs', JSON.stringify(forward('att-out-2')));
+    assert.equal(other.res.status, 200, JSON.stringify(other.res.body));
+    theirs = other.res.body.job.remoteJobId;
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  test('the peer reads what its ended job lists: the status names each output, the bytes come whole or by Range', async () => {
+    const status = await sendAs(h.url, one, 'GET', `/v1/federation/jobs/${remote}?logsAfter=0`, '');
+    assert.equal(status.res.status, 200, JSON.stringify(status.res.body));
+    const view = status.res.body.job as ForwardedJobView;
+    assert.equal(view.state, 'succeeded');
+    assert.deepEqual(view.outputs, [
+      { path: 'out/done.txt', size: small.length, sha256: sha256Of(small), content: small.toString('base64') },
+      { path: 'out/model.bin', size: big.length, sha256: sha256Of(big), blob: true },
+    ]);
+    assert.equal(view.outputDigest, outputRootDigest(view.outputs));
+
+    const whole = await fetchAs(h.url, one, blobPath(remote, sha256Of(big)));
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers.get('content-length'), String(big.length));
+    assert.ok(Buffer.from(await whole.arrayBuffer()).equals(big));
+    const inline = await fetchAs(h.url, one, blobPath(remote, sha256Of(small)));
+    assert.equal(inline.status, 200);
+    assert.ok(Buffer.from(await inline.arrayBuffer()).equals(small), 'an inline output is served from its content');
+    const part = await fetchAs(h.url, one, blobPath(remote, sha256Of(big)), { range: 'bytes=10-19' });
+    assert.equal(part.status, 206);
+    assert.ok(Buffer.from(await part.arrayBuffer()).equals(big.subarray(10, 20)));
+  });
+
+  test("another peer's output, a buyer's blob, a blob that is no output, an unsigned or buyer's request: refused", async () => {
+    const buyer = await h.buyer();
+    const mine = seededBytes(1024, 32);
+    const begun = await call(h.url, 'POST', '/v1/blobs/uploads', { token: buyer, body: { sha256: sha256Of(mine), size: mine.length } });
+    assert.equal(begun.status, 200, JSON.stringify(begun.body));
+    const uploaded = await call(h.url, 'PUT', `/v1/blobs/uploads/${begun.body.uploadId}`, { token: buyer, raw: mine, headers: { 'content-type': 'application/octet-stream', 'upload-offset': '0' } });
+    assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
+
+    const cases: Array<[string, NodeKeyPair, string]> = [
+      ["another peer's job's output", two, blobPath(remote, sha256Of(big))],
+      ["that output under the other peer's own job", two, blobPath(theirs, sha256Of(big))],
+      ["a buyer's blob", one, blobPath(remote, sha256Of(mine))],
+      ['a blob name nobody has', one, blobPath(remote, 'a'.repeat(64))],
+      ['not a blob name', one, blobPath(remote, 'NOT-HEX')],
+      ['a job that does not exist', one, blobPath('job-nope', sha256Of(big))],
+    ];
+    for (const [what, keys, path] of cases) {
+      const res = await fetchAs(h.url, keys, path);
+      assert.equal(res.status, 404, what);
+      const body = (await res.json()) as { error: { code: string } };
+      assert.equal(body.error.code, 'NOT_FOUND', what);
+      assert.ok(!JSON.stringify(body).includes(big.subarray(0, 16).toString('base64')), what);
+    }
+    const unsigned = await fetch(h.url + blobPath(remote, sha256Of(big)));
+    assert.equal(unsigned.status, 401);
+    await unsigned.arrayBuffer();
+    const asBuyer = await fetch(h.url + blobPath(remote, sha256Of(big)), { headers: { authorization: `Bearer ${buyer}` } });
+    assert.equal(asBuyer.status, 401, "a buyer's token is no peer signature");
+    await asBuyer.arrayBuffer();
+    const stranger = await fetchAs(h.url, generateNodeKeyPair(), blobPath(remote, sha256Of(big)));
+    assert.equal(stranger.status, 401);
+    await stranger.arrayBuffer();
+  });
+});
+
+/** How the lying peer lies: about the bytes it serves, or in its signed listing itself. */
+type LieMode = 'other bytes' | 'more bytes' | 'declares more' | 'inline content' | 'one path twice' | 'lies once';
+
+/**
+ * A hostile peer on loopback: it signs its answers like a region (summary, forward, status), lists one blob output
+ * for every job it is sent, and serves bytes for it that are not the listed ones (or lists what cannot be).
+ */
+class LyingPeer {
+  readonly keys = generateNodeKeyPair();
+  readonly listed = seededBytes(64 * 1024, 41);
+  readonly other = seededBytes(64 * 1024, 42);
+  mode: LieMode = 'other bytes';
+  /** Blob requests served, by the peer's job id. */
+  readonly served = new Map<string, number>();
+  private readonly jobs = new Map<string, string>();
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      void this.handle(req).then(
+        (a) => {
+          if ('bytes' in a) {
+            res.writeHead(200, { 'content-type': 'application/octet-stream', ...(a.length === null ? {} : { 'content-length': String(a.length) }) });
+            res.end(a.bytes);
+            return;
+          }
+          const text = JSON.stringify(a.body);
+          const nonce = String(req.headers[FEDERATION_HEADERS.nonce] ?? '');
+          const signature = signEd25519(peerCanonicalAnswer(nonce, text, keyFingerprint(this.keys.publicKey)), createPrivateKey(this.keys.privateKeyPem));
+          res.writeHead(a.status, { 'content-type': 'application/json', [FEDERATION_HEADERS.key]: this.keys.publicKey, [FEDERATION_HEADERS.signature]: signature });
+          res.end(text);
+        },
+        () => res.destroy(),
+      );
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  private view(remoteJobId: string): ForwardedJobView {
+    const now = Date.now();
+    const outputs: OutputFile[] = [{ path: 'out/weights.bin', size: this.listed.length, sha256: sha256Of(this.listed), blob: true }];
+    if (this.mode === 'inline content') outputs.push({ path: 'out/note.txt', size: this.listed.length, sha256: sha256Of(this.listed), content: this.other.toString('base64') });
+    if (this.mode === 'one path twice') outputs.push({ ...outputs[0]! });
+    const homeAttemptId = this.jobs.get(remoteJobId) ?? '';
+    return { remoteJobId, homeAttemptId, state: 'succeeded', createdAt: now, startedAt: now, endedAt: now, exitCode: 0, error: null, asset: null, charged: 0, logs: [], nextLogCursor: 0, moreLogs: false, outputDigest: outputRootDigest(outputs), outputs };
+  }
+
+  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown } | { bytes: Buffer; length: number | null }> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/v1/federation/summary') {
+      return { status: 200, body: { summary: { region: 'far', sentAt: Date.now(), classes: [{ class: 'nvidia-h100-80gb', freeGpus: 8, totalGpus: 8, priceIndex: 1 }], queueDepth: 0, placementWaitP50Ms: null } } };
+    }
+    if (req.method === 'POST' && path === '/v1/federation/jobs') {
+      const attempt = JSON.parse(Buffer.concat(chunks).toString('utf8')).homeAttemptId as string;
+      const id = `job-far-${attempt}`;
+      this.jobs.set(id, attempt);
+      return { status: 200, body: { job: this.view(id), created: true } };
+    }
+    const blob = /^\/v1\/federation\/jobs\/([^/]+)\/blobs\/[0-9a-f]{64}$/.exec(path);
+    if (blob?.[1]) {
+      const served = (this.served.get(blob[1]) ?? 0) + 1;
+      this.served.set(blob[1], served);
+      const size = this.listed.length;
+      if (this.mode === 'lies once') return { bytes: served === 1 ? this.other : this.listed, length: size };
+      if (this.mode === 'other bytes') return { bytes: this.other, length: size };
+      if (this.mode === 'more bytes') return { bytes: Buffer.concat([this.listed, this.other.subarray(0, 1024)]), length: null };
+      return { bytes: Buffer.concat([this.listed, Buffer.from('x')]), length: size + 1 };
+    }
+    const job = /^\/v1\/federation\/jobs\/([^/]+)(\/cancel)?$/.exec(path);
+    if (job?.[1] && this.jobs.has(job[1])) return { status: 200, body: { job: this.view(job[1]) } };
+    return { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such job' } } };
+  }
+}
+
+describe('abuse: a peer serving output bytes that differ from its signed listing', () => {
+  let home: Harness;
+  const liar = new LyingPeer();
+  let buyer: string;
+  let peerId: string;
+  /** Contact failures the forwarder recorded (each is cleared by the next good contact, so they are caught here). */
+  const failures: string[] = [];
+
+  before(async () => {
+    await liar.start();
+    home = await startHarness({ region: 'near', peerSummaryMs: 100, forwardPollMs: 100, forwardLeaseMs: 1500, expiryPassIntervalMs: 100, retryBaseBackoffMs: 50 });
+    const added = await call(home.url, 'POST', '/v1/federation/peers', { token: home.operator, body: { url: liar.url, key: liar.keys.publicKey, name: 'liar' } });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    peerId = added.body.peer.id;
+    buyer = await home.buyer();
+    const store = home.coord.store;
+    const record = store.recordForwardProgress.bind(store);
+    store.recordForwardProgress = (q) => {
+      if (q.error !== undefined) failures.push(q.error);
+      return record(q);
+    };
+    await waitFor(async () => (await home.coord.store.getPeer(peerId))?.summary?.region === 'far', 'home to hear from the lying peer');
+  });
+  after(async () => {
+    await home?.close();
+    await liar.stop();
+  });
+
+  const why: Record<Exclude<LieMode, 'lies once'>, RegExp> = {
+    'other bytes': /output out\/weights\.bin .*sha256/,
+    'more bytes': /output out\/weights\.bin .*more than the 65536 bytes its signed listing names/,
+    'declares more': /offered 65537 bytes for output [0-9a-f]{64}, which its signed listing says has 65536/,
+    'inline content': /output out\/note\.txt: its inline content is not the 65536 bytes/,
+    'one path twice': /lists one output path twice/,
+  };
+  for (const mode of Object.keys(why) as Array<keyof typeof why>) {
+    test(`${mode}: refused each try; after ${MAX_TRIES} the lease runs out, the attempt is lost, nothing is kept for the buyer`, async () => {
+      liar.mode = mode;
+      failures.length = 0;
+      const sub = await call(home.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: spec({ name: mode, resources: { gpu: { count: 1 } }, constraints: { region: 'far' }, maxRetries: 0 }) } });
+      assert.equal(sub.status, 201, JSON.stringify(sub.body));
+      const jobId: string = sub.body.job.id;
+      const forward = await waitFor(async () => {
+        const f = (await home.coord.store.listJobForwards(jobId))[0];
+        return f?.state === 'ended' ? f : undefined;
+      }, 'the forward booked');
+      assert.equal(forward.charged, 0);
+      const job = (await call(home.url, 'GET', `/v1/jobs/${jobId}`, { token: buyer })).body;
+      assert.equal(job.attempts[0].state, 'lost', 'its lease ran out: the outputs never came home');
+      assert.notEqual(job.job.state, 'succeeded');
+      // A listing that lies about itself is refused before any byte is asked for.
+      const fetches = mode === 'inline content' || mode === 'one path twice' ? undefined : MAX_TRIES;
+      assert.equal(liar.served.get(forward.remoteJobId ?? ''), fetches, 'one fetch per try, then no more');
+      assert.deepEqual(await home.coord.store.getOutputs(forward.attemptId), []);
+      const tries = failures.filter((e) => e.startsWith('outputs from region far, try'));
+      assert.equal(tries.length, MAX_TRIES, JSON.stringify(failures));
+      for (const e of tries) assert.match(e, why[mode]);
+    });
+  }
+
+  test('nothing of the bytes is kept: no hold, no upload, no file', async () => {
+    const list = await call(home.url, 'GET', '/v1/blobs', { token: buyer });
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.body.blobs, []);
+    assert.deepEqual([list.body.usage.blobBytes, list.body.usage.reservedBytes, list.body.usage.openUploads], [0, 0, 0]);
+    for (const bytes of [liar.listed, liar.other]) {
+      const sha = sha256Of(bytes);
+      assert.equal((await call(home.url, 'GET', `/v1/blobs/${sha}/info`, { token: buyer })).status, 404);
+      assert.ok(!existsSync(join(home.dir, 'blobs', sha.slice(0, 2), sha)), `no stored file ${sha}`);
+    }
+    const staging = join(home.dir, 'blobs', 'uploads');
+    assert.deepEqual(existsSync(staging) ? readdirSync(staging) : [], [], 'no staged bytes left');
+  });
+
+  test('a lie once, then the listed bytes: the next try brings them home and the job succeeds with them', async () => {
+    liar.mode = 'lies once';
+    failures.length = 0;
+    const sub = await call(home.url, 'POST', '/v1/jobs', { token: buyer, body: { spec: spec({ name: 'lies once', resources: { gpu: { count: 1 } }, constraints: { region: 'far' }, maxRetries: 0 }) } });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    const jobId: string = sub.body.job.id;
+    await waitFor(async () => (await call(home.url, 'GET', `/v1/jobs/${jobId}`, { token: buyer })).body.job.state === 'succeeded', 'the job succeeded');
+    const forward = (await home.coord.store.listJobForwards(jobId))[0];
+    assert.equal(liar.served.get(forward?.remoteJobId ?? ''), 2);
+    assert.equal(failures.filter((e) => e.startsWith('outputs from region far, try')).length, 1);
+    const result = (await call(home.url, 'GET', `/v1/jobs/${jobId}/result`, { token: buyer })).body;
+    assert.deepEqual(result.outputs, [{ path: 'out/weights.bin', size: liar.listed.length, sha256: sha256Of(liar.listed), blob: true }]);
+    const dl = await fetch(`${home.url}/v1/blobs/${sha256Of(liar.listed)}`, { headers: { authorization: `Bearer ${buyer}` } });
+    assert.ok(Buffer.from(await dl.arrayBuffer()).equals(liar.listed));
+    assert.ok(!existsSync(join(home.dir, 'blobs', sha256Of(liar.other).slice(0, 2), sha256Of(liar.other))), 'the lie was not kept');
   });
 });

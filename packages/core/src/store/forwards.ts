@@ -9,7 +9,7 @@
  * job's escrow to `clearing:<peer>`; a bill for an attempt the home had already fenced (its lease ran out) is the
  * home's own loss (`clearing.writeoff` from the treasury, then the world), never the buyer's a second time.
  */
-import type { Asset, LogEntry } from '@gpux/protocol';
+import type { Asset, LogEntry, OutputFile } from '@gpux/protocol';
 import type { AttemptRecord, JobRecord, NewJob, TransitionDecider } from '../records.js';
 
 /** sending: the home attempt exists, the peer has not confirmed; sent: it has (remote job id known); running: the peer started it; ended: the bill is booked; fenced: the home attempt ended first (lease), the peer's bill not booked yet. */
@@ -58,6 +58,13 @@ export interface FinishForwardInput {
   error: string | null;
   /** The peer's final bill (its settlements from the job's hold), minor units of the job's asset; 0 without a market. */
   charged: number;
+  /**
+   * The peer's output files as the home attempt keeps them (the buyer's result): inline ones with their content,
+   * `blob: true` ones already in this region's blob store, held by the job's buyer. Ignored for a fenced attempt.
+   */
+  outputs?: readonly OutputFile[];
+  /** The peer node's output root digest over them (null or absent: none reported). */
+  outputDigest?: string | null;
   now: number;
 }
 
@@ -93,8 +100,8 @@ export interface ForwardsPort {
    */
   recordForwardProgress(q: ForwardProgress): Promise<'ok' | 'fenced'>;
   /**
-   * The peer's job ended: in one transaction, end the home attempt as reported (its job moves on by `decide`:
-   * succeeded, or failed/retried) and move `charged` from the job's escrow to clearing:<peer> (clearing.charge),
+   * The peer's job ended: in one transaction, end the home attempt as reported, with its outputs (its job moves on
+   * by `decide`: succeeded, or failed/retried) and move `charged` from the job's escrow to clearing:<peer> (clearing.charge),
    * forwards row → ended. When the home attempt had already ended (fenced): book `charged` as a writeoff
    * (treasury, then world → clearing:<peer>), row → ended, status fenced. Again for an ended row: duplicate,
    * nothing written.
