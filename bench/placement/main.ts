@@ -20,8 +20,11 @@ const FLAGS = {
   window: 'jobs per scheduling pass (default 1000)',
   'target-util': 'GPU use the run keeps the cluster at, finishing the oldest placements (default 0.85)',
   'naive-budget-s': 'decision time the naive placer gets per size, seconds (default 10)',
-  sample: 'feasible nodes the engine scores per job (default 16)',
+  sample: "feasible nodes the engine scores per job at most (default: the engine's, 128)",
+  'per-group': "GPU jobs: feasible nodes scored per GPU class and free-GPU level (default: the engine's, 2)",
+  'min-sample': "GPU jobs: the sample's floor when classes and levels are few (default: the engine's, 32)",
   'max-visits': 'nodes the engine looks at per job at most (default 512)',
+  'no-pass': 'skip the whole-pass row (the engine as the coordinator calls it, a window at a time)',
   buyers: 'synthetic buyers the jobs are dealt to (default 50)',
   regions: 'regions the fleet is spread over (default 4)',
   seed: 'random seed (default 1)',
@@ -60,7 +63,16 @@ async function main(): Promise<void> {
   const window = Number(str('window', '1000'));
   const targetUtil = Number(str('target-util', '0.85'));
   const naiveBudgetMs = Number(str('naive-budget-s', quick ? '3' : '10')) * 1000;
-  const sample = Number(str('sample', '16'));
+  const engineOpts = {
+    ...(typeof f.sample === 'string' ? { sampleSize: Number(f.sample) } : {}),
+    ...(typeof f['per-group'] === 'string' ? { perGroup: Number(f['per-group']) } : {}),
+    ...(typeof f['min-sample'] === 'string' ? { minSample: Number(f['min-sample']) } : {}),
+  };
+  const defaults = new PlacementEngine(engineOpts);
+  const sample = defaults.sampleSize;
+  const perGroup = defaults.perGroup;
+  const minSample = defaults.minSample;
+  const wholePass = f['no-pass'] !== true;
   const maxVisits = Number(str('max-visits', '512'));
   const buyers = Number(str('buyers', '50'));
   const regionCount = Number(str('regions', '4'));
@@ -88,8 +100,11 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     const fleet = buildFleet(nodeRows, size, regions, seededRandom(seed + size), now);
     const gpus = fleet.reduce((s, n) => s + n.advertisement.gpus.length, 0);
-    const engine = new PlacementEngine({ sampleSize: sample, maxVisits });
+    const engine = new PlacementEngine({ ...engineOpts, maxVisits });
     const e = runPlacement(fleet, jobs, engine, { window, targetUtil, maxJobs: jobs.length, budgetMs: Number.POSITIVE_INFINITY, now }, seededRandom(seed));
+    const pass = wholePass
+      ? summary(runPlacement(fleet, jobs, new PlacementEngine({ ...engineOpts, maxVisits }), { window, targetUtil, maxJobs: jobs.length, budgetMs: Number.POSITIVE_INFINITY, now, wholePass: true }, seededRandom(seed)))
+      : undefined;
     const naive = runPlacement(fleet, jobs, new NaivePlacer(), { window, targetUtil, maxJobs: jobs.length, budgetMs: naiveBudgetMs, now }, undefined);
     const es = summary(e);
     const ns = summary(naive);
@@ -97,6 +112,7 @@ async function main(): Promise<void> {
       nodes: size,
       gpus,
       engine: es,
+      ...(pass ? { enginePass: pass } : {}),
       naive: ns,
       ratio: { placementsPerSec: es.placementsPerSec / ns.placementsPerSec, p99Latency: es.latencyUs.p99 / ns.latencyUs.p99 },
     });
@@ -107,14 +123,18 @@ async function main(): Promise<void> {
       ['nodes', 'placer', 'placements/s', 'p50 µs', 'p99 µs', 'placed', 'decisions', 'GPU use', 'vs naive'],
       results.flatMap((r) => [
         [r.nodes.toLocaleString(), 'engine', r.engine.placementsPerSec, r.engine.latencyUs.p50, r.engine.latencyUs.p99, r.engine.placements, r.engine.decisions, r.engine.meanGpuUtil, `${r.ratio.placementsPerSec.toFixed(1)}x`],
+        ...(r.enginePass
+          ? [['', 'engine, whole pass *', r.enginePass.placementsPerSec, r.enginePass.latencyUs.p50, r.enginePass.latencyUs.p99, r.enginePass.placements, r.enginePass.decisions, r.enginePass.meanGpuUtil, `${(r.enginePass.placementsPerSec / r.naive.placementsPerSec).toFixed(1)}x`]]
+          : []),
         ['', 'naive scan-all', r.naive.placementsPerSec, r.naive.latencyUs.p50, r.naive.latencyUs.p99, r.naive.placements, r.naive.decisions, r.naive.meanGpuUtil, '1x'],
       ]),
     )}`,
   );
+  if (wholePass) console.log('\n* whole pass: PlacementEngine.place over each window of 1,000 (the coordinator\'s call: fair order, scarcity, prior and demand terms on); p50/p99 are µs per job of a window\'s pass, not per decision.');
   const big = results.find((r) => r.nodes === Math.max(...sizes));
-  if (big) {
-    const ok = big.engine.placementsPerSec >= 10_000 && big.engine.latencyUs.p99 < 2000;
-    console.log(`\ntarget at ${big.nodes.toLocaleString()} nodes, one core: ≥10,000 placements/s and p99 < 2 ms — ${ok ? 'met' : 'NOT met'}`);
+  if (big && big.nodes >= 50_000) {
+    const ok = big.engine.placementsPerSec >= 50_000 && big.engine.latencyUs.p99 < 1000;
+    console.log(`\ntarget at ${big.nodes.toLocaleString()} nodes, one core: ≥50,000 placements/s and p99 < 1 ms (issue 18) — ${ok ? 'met' : 'NOT met'}`);
   }
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
@@ -125,11 +145,12 @@ async function main(): Promise<void> {
         date: new Date().toISOString(),
         machine: m,
         loadavg1After: machine().loadavg1,
-        params: { sizes, jobs: jobCount, window, targetUtil, naiveBudgetMs, sample, maxVisits, buyers, regions: regionCount, seed, nodesFile, podsFile },
+        params: { sizes, jobs: jobCount, window, targetUtil, naiveBudgetMs, sample, perGroup, minSample, maxVisits, buyers, regions: regionCount, seed, nodesFile, podsFile },
         notes: [
           'Decision latency: one job through PlacementEngine.placeJob (search, filters, scores, reserve), timed alone; placements/s = placements / total decision time, one core.',
           'naive: the same filters and scores over every node for every job; it gets a time budget per size, so it makes fewer decisions; the ratio compares per-decision rates.',
           'Jobs are pods of the pod list drawn at random (with replacement); shared-GPU pods take one whole GPU. After each window of jobs the oldest placements finish until GPU use is back at targetUtil.',
+          "enginePass: PlacementEngine.place over each window, as the coordinator's scheduling pass calls it (fair order, scarcity, prior and demand terms); placements/s = placements / total pass time; latencyUs = µs per job of each window's pass.",
         ],
         results,
       },

@@ -18,6 +18,8 @@
  * cores and m free MiB lies in a cell at level >= k, core bucket >= floor(c), with bound >= m: the exact
  * search (exact-search.ts) looks only there, so it finds a node whenever one fits, and a job that fits
  * nowhere costs a walk over the cells (a few thousand numbers, independent of the fleet) once bounds are tight.
+ * Each level also lists its non-empty cells (Pool.live, a bit per level in Pool.liveMask), kept on every move:
+ * the bounded search (search.ts) samples from them without looking at empty or too small cells.
  */
 import type { GpuDevice, GpuVendor, NodeAdminState, NodeStatus } from '@gpux/protocol';
 import { CPU_CLASS, marketClassOf } from '../market/classes.js';
@@ -42,10 +44,16 @@ export interface Pool {
   maxGpus: number;
   /** The market class its GPUs are priced in (core market/classes.ts), named once. */
   marketClass: string;
+  /** A small number per GPU class in this index (the regions' pools of one class share it): the bounded search's groups. */
+  classIdx: number;
   /** cells[f][b]: the slots of buckets[f] whose node has b whole free cores (see cpuBucketOf); made on first use. */
   cells: FitCell[][];
-  /** cellTop[f]: no cell of level f above this core bucket holds a slot (an upper bound, lowered by the exact search). */
+  /** cellTop[f]: no cell of level f above this core bucket holds a slot (an upper bound, lowered by the searches). */
   cellTop: number[];
+  /** live[f]: the cells of level f that hold a slot, in no order (kept on every move): what the bounded search samples. */
+  live: FitCell[][];
+  /** Bit f (f < 31) set while live[f] is not empty: the search skips empty levels without looking at their lists. */
+  liveMask: number;
   /** GPUs of this class on the pool's schedulable nodes, and how many of them are free (kept on every move; scarcity.ts). */
   gpus: number;
   freeGpus: number;
@@ -56,13 +64,17 @@ export interface FitCell {
   slots: PoolSlot[];
   /** No slot in the cell has more free memory than this (exact after a full scan; raised on insert, kept on removal). */
   memMax: number;
+  /** The cell's core bucket (its nodes have this many whole free cores), and its place in its level's live list (-1: empty). */
+  cores: number;
+  livePos: number;
 }
 
 export interface PoolSlot {
   node: NodeCapacity;
   pool: Pool;
-  /** Indices of the node's GPUs of this class. */
+  /** Indices of the node's GPUs of this class, and how many. */
   indices: number[];
+  size: number;
   free: number;
   /** Position in pool.buckets[free]; -1 while the node is not schedulable. */
   pos: number;
@@ -76,6 +88,9 @@ export interface NodeCapacity {
   hostname: string;
   gpus: GpuDevice[];
   freeGpus: Set<number>;
+  /** gpus.length and freeGpus.size, kept as plain numbers for the scores (no look into the array or the set). */
+  gpuTotal: number;
+  freeGpuCount: number;
   cpuCores: number;
   freeCpu: number;
   memoryMb: number;
@@ -125,8 +140,13 @@ export interface NodeCapacity {
   slots: PoolSlot[];
   cpuBucket: number;
   cpuPos: number;
-  /** Scores that change only with stats and reputation, recomputed at most once per SCORE_CACHE_MS. */
-  cache: { at: number; reliability: number; performance: number };
+  /**
+   * Scores that change only with stats and reputation, recomputed at most once per SCORE_CACHE_MS (scores.ts) and
+   * kept on the node itself (the scores read no other object); scoresAt −∞: recompute on the next look.
+   */
+  scoresAt: number;
+  reliabilityScore: number;
+  performanceScore: number;
 }
 
 export interface Reservation {
@@ -153,6 +173,7 @@ export class CapacityIndex {
   private readonly heldByNode = new Map<string, Set<string>>();
   private readonly pools = new Map<string, Pool>();
   private readonly poolCache = new Map<string, Pool[]>();
+  private readonly classIdx = new Map<string, number>();
   readonly cpuBuckets: NodeCapacity[][] = Array.from({ length: CPU_BUCKETS }, () => []);
   /** cpuMemMax[b]: an upper bound of the free memory of the nodes in cpuBuckets[b] (as FitCell.memMax). */
   readonly cpuMemMax: number[] = Array.from({ length: CPU_BUCKETS }, () => 0);
@@ -175,6 +196,8 @@ export class CapacityIndex {
       hostname: ad.hostname,
       gpus: ad.gpus,
       freeGpus: new Set(ad.gpus.map((g) => g.index)),
+      gpuTotal: ad.gpus.length,
+      freeGpuCount: ad.gpus.length,
       cpuCores: ad.cpuCores,
       freeCpu: ad.cpuCores,
       memoryMb: ad.memoryMb,
@@ -205,7 +228,9 @@ export class CapacityIndex {
       slots: [],
       cpuBucket: 0,
       cpuPos: -1,
-      cache: { at: Number.NEGATIVE_INFINITY, reliability: 0, performance: 0 },
+      scoresAt: Number.NEGATIVE_INFINITY,
+      reliabilityScore: 0,
+      performanceScore: 0,
     };
     const byClass = new Map<string, number[]>();
     for (const g of ad.gpus) {
@@ -220,7 +245,7 @@ export class CapacityIndex {
       pool.maxCpuCores = Math.max(pool.maxCpuCores, ad.cpuCores);
       pool.maxMemoryMb = Math.max(pool.maxMemoryMb, ad.memoryMb);
       pool.maxGpus = Math.max(pool.maxGpus, indices.length);
-      n.slots.push({ node: n, pool, indices, free: indices.length, pos: -1, cell: null, cellPos: -1 });
+      n.slots.push({ node: n, pool, indices, size: indices.length, free: indices.length, pos: -1, cell: null, cellPos: -1 });
     }
     this.nodes.set(node.id, n);
     for (const id of this.heldByNode.get(node.id) ?? []) {
@@ -273,7 +298,7 @@ export class CapacityIndex {
     n.proofBlock = this.proofBlockOf(proof);
     // The measured score feeds the performance score (scores.ts): recomputed on the next look.
     n.provenScore = provenScoreOf({ proof });
-    n.cache.at = Number.NEGATIVE_INFINITY;
+    n.scoresAt = Number.NEGATIVE_INFINITY;
     this.setSchedulable(nodeId, n.status === 'online' && n.adminState === 'active' && n.proofBlock === null);
   }
 
@@ -288,7 +313,7 @@ export class CapacityIndex {
     const n = this.nodes.get(nodeId);
     if (!n) return;
     n.stats = stats;
-    n.cache.at = Number.NEGATIVE_INFINITY;
+    n.scoresAt = Number.NEGATIVE_INFINITY;
   }
 
   /** The node's reputation as the store last wrote it (the scheduling pass reads changes, like stats). */
@@ -296,7 +321,7 @@ export class CapacityIndex {
     const n = this.nodes.get(nodeId);
     if (!n) return;
     n.reputation = reputation;
-    n.cache.at = Number.NEGATIVE_INFINITY;
+    n.scoresAt = Number.NEGATIVE_INFINITY;
   }
 
   /** Smooth the agent's reported round trip (EWMA, 30% weight on the newest). */
@@ -336,13 +361,27 @@ export class CapacityIndex {
 
   /** The pools whose GPU class a job accepts (and in its region, if it names one). Cached per GPU shape. */
   poolsFor(req: JobRequirements): Pool[] {
-    const key = `${req.gpuShape}@${req.region ?? '\u0000'}`;
+    const key = req.poolKey;
     let list = this.poolCache.get(key);
     if (!list) {
       list = [...this.pools.values()].filter((p) => classRejection(p.cls, req.gpu) === null && (req.region === undefined || p.region === req.region));
       this.poolCache.set(key, list);
     }
     return list;
+  }
+
+  /** How many GPU classes the index has seen (Pool.classIdx is below it). */
+  get classCount(): number {
+    return this.classIdx.size;
+  }
+
+  private classIndexOf(key: string): number {
+    let i = this.classIdx.get(key);
+    if (i === undefined) {
+      i = this.classIdx.size;
+      this.classIdx.set(key, i);
+    }
+    return i;
   }
 
   allPools(): IterableIterator<Pool> {
@@ -437,8 +476,11 @@ export class CapacityIndex {
         maxMemoryMb: 0,
         maxGpus: 0,
         marketClass: marketClassOf({ vendor: cls.vendor, model: cls.model, vramMb: cls.vramGb * 1024 }),
+        classIdx: this.classIndexOf(cls.key),
         cells: [],
         cellTop: [],
+        live: [],
+        liveMask: 0,
         gpus: 0,
         freeGpus: 0,
       };
@@ -456,6 +498,7 @@ export class CapacityIndex {
       if (sign < 0) n.freeGpus.delete(i);
       else n.freeGpus.add(i);
     }
+    n.freeGpuCount = n.freeGpus.size;
     for (const s of n.slots) s.free = s.indices.reduce((c, i) => c + (n.freeGpus.has(i) ? 1 : 0), 0);
     n.freeCpu += sign * r.cpu;
     n.freeMemoryMb += sign * r.memoryMb;
@@ -473,6 +516,7 @@ export class CapacityIndex {
         b.push([]);
         p.cells.push([]);
         p.cellTop.push(0);
+        p.live.push([]);
       }
       const arr = b[s.free] as PoolSlot[];
       s.pos = arr.length;
@@ -480,12 +524,18 @@ export class CapacityIndex {
       const row = p.cells[s.free] as FitCell[];
       let cell = row[cb];
       if (!cell) {
-        cell = { slots: [], memMax: 0 };
+        cell = { slots: [], memMax: 0, cores: cb, livePos: -1 };
         row[cb] = cell;
       }
       s.cell = cell;
       s.cellPos = cell.slots.length;
       cell.slots.push(s);
+      if (cell.livePos < 0) {
+        const live = p.live[s.free] as FitCell[];
+        cell.livePos = live.length;
+        live.push(cell);
+        if (s.free < 31) p.liveMask |= 1 << s.free;
+      }
       if (n.freeMemoryMb > cell.memMax) cell.memMax = n.freeMemoryMb;
       if (cb > (p.cellTop[s.free] as number)) p.cellTop[s.free] = cb;
       p.gpus += s.indices.length;
@@ -513,6 +563,16 @@ export class CapacityIndex {
       if (lastInCell !== s) {
         cell.slots[s.cellPos] = lastInCell;
         lastInCell.cellPos = s.cellPos;
+      }
+      if (cell.slots.length === 0) {
+        const live = s.pool.live[s.free] as FitCell[];
+        const lastLive = live.pop() as FitCell;
+        if (lastLive !== cell) {
+          live[cell.livePos] = lastLive;
+          lastLive.livePos = cell.livePos;
+        }
+        cell.livePos = -1;
+        if (live.length === 0 && s.free < 31) s.pool.liveMask &= ~(1 << s.free);
       }
       s.cell = null;
       s.cellPos = -1;

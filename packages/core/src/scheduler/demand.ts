@@ -72,33 +72,34 @@ export class DemandProfile {
   /** Usable GPUs the placement of `req` on `node` (GPUs from `slot`) takes from the remaining demand, per job of it. */
   loss(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined): number {
     if (this.total <= 0) return 0;
-    const cpu = node.freeCpu - req.cpu;
-    const mem = node.freeMemoryMb - req.memoryMb;
+    const fc = node.freeCpu;
+    const fm = node.freeMemoryMb;
+    const cpu = fc - req.cpu;
+    const mem = fm - req.memoryMb;
+    const slots = node.slots;
     let lost = 0;
     for (const t of this.types) {
-      if (t.weight <= 0) continue;
-      const before = usable(t, node, node.freeCpu, node.freeMemoryMb, undefined, 0);
+      if (t.weight <= 0 || fc < t.cpu - 1e-9 || fm < t.memoryMb) continue;
+      // The GPUs of the node jobs of the type could fill, before and after the placement, in one walk over its slots.
+      // Cores and memory count in fractions of a job: whole-job steps would make a 1-core difference weigh a GPU.
+      const fits = cpu >= t.cpu - 1e-9 && mem >= t.memoryMb;
+      const byCpu0 = t.cpu > 0 ? fc / t.cpu : Number.POSITIVE_INFINITY;
+      const byMem0 = t.memoryMb > 0 ? fm / t.memoryMb : Number.POSITIVE_INFINITY;
+      const byCpu1 = t.cpu > 0 ? cpu / t.cpu : Number.POSITIVE_INFINITY;
+      const byMem1 = t.memoryMb > 0 ? mem / t.memoryMb : Number.POSITIVE_INFINITY;
+      let before = 0;
+      let after = 0;
+      for (const s of slots) {
+        if (t.pools && !t.pools.has(s.pool)) continue;
+        before = Math.max(before, t.gpus * Math.min(Math.floor(s.free / t.gpus), byCpu0, byMem0));
+        if (fits) after = Math.max(after, t.gpus * Math.min(Math.floor((s.free - (s === slot ? req.gpuCount : 0)) / t.gpus), byCpu1, byMem1));
+      }
       if (before === 0) continue;
-      lost += t.weight * (before - usable(t, node, cpu, mem, slot, req.gpuCount));
+      lost += t.weight * (before - after);
     }
     return lost / this.total;
   }
 }
 
-/** GPUs of `node` that jobs of type `t` could fill, with `taken` GPUs gone from `slot` and the given cores and memory free. */
-function usable(t: DemandType, node: NodeCapacity, cpu: number, mem: number, slot: PoolSlot | undefined, taken: number): number {
-  if (cpu < t.cpu - 1e-9 || mem < t.memoryMb) return 0;
-  // Cores and memory count in fractions of a job: whole-job steps would make a 1-core difference weigh a GPU.
-  const byCpu = t.cpu > 0 ? cpu / t.cpu : Number.POSITIVE_INFINITY;
-  const byMem = t.memoryMb > 0 ? mem / t.memoryMb : Number.POSITIVE_INFINITY;
-  let best = 0;
-  for (const s of node.slots) {
-    if (t.pools && !t.pools.has(s.pool)) continue;
-    const free = s.free - (s === slot ? taken : 0);
-    best = Math.max(best, t.gpus * Math.min(Math.floor(free / t.gpus), byCpu, byMem));
-  }
-  return best;
-}
-
-const keyOf = (req: JobRequirements) => `${req.gpuShape}@${req.region ?? '\u0000'}|${req.gpuCount}|${req.cpu}|${req.memoryMb}`;
+const keyOf = (req: JobRequirements) => `${req.poolKey}|${req.gpuCount}|${req.cpu}|${req.memoryMb}`;
 

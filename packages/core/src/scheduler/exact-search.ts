@@ -16,11 +16,11 @@
 import type { CapacityIndex, FitCell, NodeCapacity, PoolSlot } from './capacity-index.js';
 import { CPU_BUCKETS } from './capacity-index.js';
 import type { JobRequirements } from './requirements.js';
-import { candidateCollector, type SearchLimits, type SearchResult } from './search.js';
+import { CandidateCollector, type SearchLimits, type SearchResult } from './search.js';
 
-export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pick<SearchLimits, 'want' | 'distinct'>): SearchResult {
+export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pick<SearchLimits, 'want' | 'distinct' | 'best'>): SearchResult {
   // No visit cap: the cells walked are only those that can hold a fitting node.
-  const { consider, result } = candidateCollector(req, { ...lim, maxVisits: Number.POSITIVE_INFINITY });
+  const c = new CandidateCollector(req, { ...lim, maxVisits: Number.POSITIVE_INFINITY });
   // The core bucket a fitting node can be in at the least: floor(cpu) (a fractional need shares it with nodes just short).
   const firstCb = Math.min(CPU_BUCKETS - 1, Math.floor(req.cpu + 1e-9));
   if (req.gpuCount > 0) {
@@ -34,7 +34,7 @@ export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pic
         pool.cellTop[f] = top;
         for (let b = firstCb; b <= top; b++) {
           const cell = row[b];
-          if (cell && !scanCell(cell, req.memoryMb, (s) => consider(s.node, s))) return result();
+          if (cell && !scanCell(cell, req.memoryMb, (s) => c.consider(s.node, s))) return c.result();
         }
       }
     }
@@ -45,12 +45,12 @@ export function searchExact(req: JobRequirements, index: CapacityIndex, lim: Pic
       let max = 0;
       for (const node of arr) {
         if (node.freeMemoryMb > max) max = node.freeMemoryMb;
-        if (node.freeMemoryMb >= req.memoryMb && !consider(node, undefined)) return result();
+        if (node.freeMemoryMb >= req.memoryMb && !c.consider(node, undefined)) return c.result();
       }
       index.cpuMemMax[b] = max;
     }
   }
-  return result();
+  return c.result();
 }
 
 /** Visit the cell's slots with enough free memory; a scan that ends makes the cell's bound exact. False: stop. */

@@ -1,8 +1,9 @@
 /**
  * PlacementEngine: the real scheduler. For a window of queued jobs: order them fairly (fairness.ts), then
- * for each job search a bounded sample of feasible nodes in the index (search.ts), score them (scores.ts)
- * and take the best; reserve its capacity so the next job sees it gone. Gang jobs (spec.nodes = N) take N
- * distinct nodes all or nothing; replicas take nodes of distinct operators.
+ * for each job search a bounded sample of feasible nodes in the index (search.ts: for GPU jobs, `perGroup` of each
+ * GPU class and free-GPU level that can take it), score them (scores.ts) and take the best; reserve its capacity
+ * so the next job sees it gone. Gang jobs (spec.nodes = N) take N distinct nodes all or nothing; replicas take
+ * nodes of distinct operators.
  *
  * Nodes a job already failed on are a soft filter: they are used only when no other node fits, so a
  * one-node network still retries (repeat offenders are auto-cordoned instead, node-stats.ts). A job shape
@@ -19,7 +20,7 @@
 import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
 import type { JobRecord, Placement } from '../records.js';
-import type { CapacityIndex } from './capacity-index.js';
+import type { CapacityIndex, NodeCapacity, PoolSlot } from './capacity-index.js';
 import { bestSlot, pickGpus, stakeLockAt } from './filters.js';
 import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
 import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
@@ -33,10 +34,24 @@ import type { PlacementContext, Scheduler } from './types.js';
 
 export interface PlacementEngineOptions {
   weights?: Partial<ScoreWeights>;
-  /** Feasible nodes scored per job (K). Default 128: gives the pass terms a choice (replay, burst, 12 runs: mean delay ratio 1.02 → 0.96 from 32). */
+  /**
+   * Feasible nodes scored per job at most (K). Default 128. GPU jobs stop earlier, at `perGroup` per GPU class and
+   * free-GPU level (search.ts); CPU-only jobs take K, fewest free cores first.
+   */
   sampleSize?: number;
   /** Nodes looked at per job at most, feasible or not. Default 512. */
   maxVisits?: number;
+  /**
+   * GPU jobs: feasible nodes scored per GPU class and free-GPU level at most (search.ts). Default 2: the replay's
+   * delays as with 128 taken from the lowest levels (issue 18), with about 17 nodes scored per GPU job at 50,000 nodes.
+   */
+  perGroup?: number;
+  /**
+   * GPU jobs: when the classes and levels with fitting nodes are too few to give this many candidates at perGroup
+   * each, each gets its share of it (a fleet of one class: nodes of one kind still differ in reliability, price and
+   * latency). Default 16.
+   */
+  minSample?: number;
   /** A queued job moves up one priority class per this much waiting. Default 10 min. */
   agingMs?: number;
   /** Half-life of the reliability record. Default DEFAULT_NODE_STATS_POLICY.halfLifeMs. */
@@ -65,6 +80,8 @@ export class PlacementEngine implements Scheduler {
   readonly weights: ScoreWeights;
   readonly sampleSize: number;
   readonly maxVisits: number;
+  readonly perGroup: number;
+  readonly minSample: number;
   readonly agingMs: number;
   readonly halfLifeMs: number;
   readonly scarcityWeight: number;
@@ -81,6 +98,8 @@ export class PlacementEngine implements Scheduler {
     this.weights = { ...DEFAULT_SCORE_WEIGHTS, ...opts.weights };
     this.sampleSize = Math.max(1, opts.sampleSize ?? 128);
     this.maxVisits = Math.max(this.sampleSize, opts.maxVisits ?? 512);
+    this.perGroup = Math.max(1, opts.perGroup ?? DEFAULT_PER_GROUP);
+    this.minSample = Math.min(this.sampleSize, opts.minSample ?? DEFAULT_MIN_SAMPLE);
     this.agingMs = opts.agingMs ?? DEFAULT_AGING_MS;
     this.halfLifeMs = opts.halfLifeMs ?? DEFAULT_NODE_STATS_POLICY.halfLifeMs;
     this.random = opts.random;
@@ -127,8 +146,19 @@ export class PlacementEngine implements Scheduler {
     const n = req.nodes;
     if (req.check && n === 1) return this.placeCheck(job, req, index, ctx, stats);
     const want = n === 1 ? this.sampleSize : Math.max(this.sampleSize, 4 * n);
-    const res = searchFitting(req, index, ctx.random ?? this.random, { want, maxVisits: Math.max(this.maxVisits, 4 * want), distinct: n > 1 }, n, stats);
-    const chosen = n === 1 ? this.best(req, res.candidates, ctx.now) : this.bestGang(req, res.candidates, ctx.now, n);
+    const now = ctx.now;
+    const lim: SearchLimits = {
+      want,
+      maxVisits: Math.max(this.maxVisits, 4 * want),
+      distinct: n > 1,
+      perGroup: n === 1 ? this.perGroup : undefined,
+      minSample: this.minSample,
+      // One node: the search keeps only the best-scored one (usable first), as best() over the whole sample would.
+      best: n === 1 ? (node, slot) => this.scoreOf(req, node, slot, now) : undefined,
+    };
+    const res = searchFitting(req, index, ctx.random ?? this.random, lim, n, stats);
+    const first = res.candidates[0];
+    const chosen = n === 1 ? (first ? [first] : undefined) : this.bestGang(req, res.candidates, now, n);
     if (!chosen) return [];
     return this.commit(job, req, chosen, index, ctx);
   }
@@ -182,21 +212,19 @@ export class PlacementEngine implements Scheduler {
   }
 
   private scored(req: JobRequirements, cands: Candidate[], now: number): Candidate[] {
-    const p = this.pressure;
-    const d = this.demand;
-    for (const c of cands) {
-      c.score = scoreNode(req, c.node, c.slot, now, this.weights, this.halfLifeMs);
-      // The prior is packing (where to leave room): it scales with the packing weight, and packing 0 turns it off.
-      if (p) c.score += this.scarcityWeight * p.score(c.slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(c.slot, req.gpuCount);
-      if (d) c.score -= this.demandWeight * d.loss(req, c.node, c.slot);
-    }
+    for (const c of cands) c.score = this.scoreOf(req, c.node, c.slot, now);
     return cands;
   }
 
-  private best(req: JobRequirements, cands: Candidate[], now: number): Candidate[] | undefined {
-    let best: Candidate | undefined;
-    for (const c of this.scored(req, cands, now)) if (!best || better(c, best)) best = c;
-    return best ? [best] : undefined;
+  /** The node's score for the job: the weighted scores (scores.ts), and in a pass the scarcity, prior and demand terms. */
+  private scoreOf(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined, now: number): number {
+    let score = scoreNode(req, node, slot, now, this.weights, this.halfLifeMs);
+    const p = this.pressure;
+    // The prior is packing (where to leave room): it scales with the packing weight, and packing 0 turns it off.
+    if (p) score += this.scarcityWeight * p.score(slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(slot, req.gpuCount);
+    const d = this.demand;
+    if (d) score -= this.demandWeight * d.loss(req, node, slot);
+    return score;
   }
 
   /** N distinct nodes; all in one region when some region has N (closer peers), else the best N anywhere. */
@@ -226,7 +254,7 @@ export class PlacementEngine implements Scheduler {
 
   private commit(job: JobRecord, req: JobRequirements, chosen: Candidate[], index: CapacityIndex, ctx: PlacementContext, gang = chosen.length > 1): Placement[] {
     const ids = chosen.map(() => ctx.newAttemptId());
-    const peers: GangPeer[] = chosen.map((c, rank) => ({ rank, nodeId: c.node.nodeId, address: c.node.hostname }));
+    const peers: GangPeer[] = gang ? chosen.map((c, rank) => ({ rank, nodeId: c.node.nodeId, address: c.node.hostname })) : [];
     const out: Placement[] = [];
     chosen.forEach((c, rank) => {
       const slot = req.gpuCount > 0 ? (c.slot ?? bestSlot(req, c.node.slots)) : undefined;
@@ -248,15 +276,13 @@ export class PlacementEngine implements Scheduler {
 function searchFitting(req: JobRequirements, index: CapacityIndex, random: Random | undefined, lim: SearchLimits, need: number, stats?: PassStats): SearchResult {
   const res = searchCandidates(req, index, random, lim);
   if (stats) stats.visits += res.visits;
-  const usable = (cs: Candidate[]) => cs.reduce((k, c) => k + (c.avoided ? 0 : 1), 0);
-  const had = usable(res.candidates);
-  if (had >= need) return res;
+  if (res.found >= need) return res;
   const exact = searchExact(req, index, lim);
   if (stats) {
     stats.visits += exact.visits;
     stats.exactSearches++;
   }
-  return usable(exact.candidates) > had || res.candidates.length === 0 ? exact : res;
+  return exact.found > res.found || res.candidates.length === 0 ? exact : res;
 }
 
 /** As heavy as the packing and reliability scores together (replay: 2 to 3 helped alike on the constrained variants). */
@@ -264,6 +290,11 @@ export const DEFAULT_SCARCITY_WEIGHT = 3;
 
 /** One GPU lost to the window's other jobs outweighs the packing score's whole range (replay, 5 seeds: 1.5 to 3 alike). */
 export const DEFAULT_DEMAND_WEIGHT = 3;
+
+/** Candidates per GPU class and free-GPU level (PlacementEngineOptions.perGroup). */
+export const DEFAULT_PER_GROUP = 2;
+/** PlacementEngineOptions.minSample. */
+export const DEFAULT_MIN_SAMPLE = 16;
 
 /** Eligible nodes a check run's draw is taken among, at most (the search stays bounded on any fleet). */
 const CHECK_CANDIDATES = 256;

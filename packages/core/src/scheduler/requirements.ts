@@ -50,6 +50,8 @@ export interface JobRequirements {
   shape: string;
   /** The GPU-class part of the shape: which classes (pools) are acceptable. */
   gpuShape: string;
+  /** gpuShape and region: the key of the pools the job accepts (capacity-index.ts poolsFor), made once. */
+  poolKey: string;
 }
 
 /** What a job takes from a node besides GPUs. */
@@ -71,6 +73,8 @@ export function jobNodes(spec: JobSpec): number {
 }
 
 const cache = new WeakMap<object, JobRequirements>();
+/** The avoid sets of the many jobs that avoid nothing share this one (read-only), so queued jobs cost less memory. */
+const NO_IDS: ReadonlySet<string> = new Set<string>();
 
 export function requirementsOf(
   job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & { payment?: JobRecord['payment']; kind?: JobRecord['kind']; avoidProviderIds?: JobRecord['avoidProviderIds'] },
@@ -98,12 +102,13 @@ export function requirementsOf(
     stakeNeeded: job.payment ? stakeToLock(job.payment.capPerUnitHour, job.payment.units, s.timeoutSeconds) : 0,
     units: job.payment?.units ?? unitsOf(s),
     timeoutSeconds: s.timeoutSeconds,
-    avoid: new Set(job.avoidNodeIds),
-    avoidProviders: new Set(job.avoidProviderIds ?? []),
+    avoid: job.avoidNodeIds.length > 0 ? new Set(job.avoidNodeIds) : NO_IDS,
+    avoidProviders: job.avoidProviderIds?.length ? new Set(job.avoidProviderIds) : NO_IDS,
     check: job.kind === 'audit' || job.kind === 'referee' || job.kind === 'checker' ? job.kind : null,
     nodes: jobNodes(s),
     priority: jobPriority(s),
     gpuShape,
+    poolKey: `${gpuShape}@${s.constraints.region ?? '\u0000'}`,
     shape: '',
   };
   r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.stakeNeeded, r.nodes, [...r.avoidProviders].sort(), r.check]);

@@ -116,4 +116,4 @@ export const KEEP_SHARE_WEIGHT = 2;
 export const KEEP_LAST_GPUS = 10;
 export const KEEP_LAST_NODES = 10;
 
-const shapeKey = (req: JobRequirements) => `${req.gpuShape}@${req.region ?? '\u0000'}`;
+const shapeKey = (req: JobRequirements) => req.poolKey;

@@ -77,7 +77,7 @@ export function packingScore(req: JobRequirements, node: NodeCapacity, slot: Poo
   const memLeft = Math.max(0, node.freeMemoryMb - req.memoryMb);
   const cpu = 1 - cpuLeft / Math.max(node.cpuCores, 1e-9);
   const mem = node.memoryMb > 0 ? 1 - memLeft / node.memoryMb : 1;
-  const fill = slot && req.gpuCount > 0 ? ((slot.indices.length - slot.free + req.gpuCount) / slot.indices.length) * 0.5 + cpu * 0.25 + mem * 0.25 : (cpu + mem) / 2;
+  const fill = slot && req.gpuCount > 0 ? ((slot.size - slot.free + req.gpuCount) / slot.size) * 0.5 + cpu * 0.25 + mem * 0.25 : (cpu + mem) / 2;
   return Math.max(0, fill - STRANDED_WEIGHT * strandedShare(node, req.gpuCount, cpuLeft, memLeft));
 }
 
@@ -96,8 +96,8 @@ export function spreadScore(req: JobRequirements, node: NodeCapacity): number {
  * GPU node strand its GPUs; this is what keeps them off such nodes while other room exists.
  */
 function strandedShare(node: NodeCapacity, gpusTaken: number, cpuLeft: number, memLeft: number): number {
-  const total = node.gpus.length;
-  const gpusLeft = node.freeGpus.size - gpusTaken;
+  const total = node.gpuTotal;
+  const gpusLeft = node.freeGpuCount - gpusTaken;
   if (total === 0 || gpusLeft <= 0) return 0;
   const cpuShort = 1 - Math.min(1, cpuLeft / gpusLeft / (node.cpuCores / total / 2));
   const memShort = node.memoryMb > 0 ? 1 - Math.min(1, memLeft / gpusLeft / (node.memoryMb / total / 2)) : 0;
@@ -145,14 +145,13 @@ export function expectedRuntimeMs(classTypicalMs: number, node: Pick<NodeCapacit
   return classTypicalMs * (expectedRuntimeRatio(node.stats, node.provenScore) ?? 1);
 }
 
-function cached(node: NodeCapacity, now: number, halfLifeMs: number, reputationHalfLifeMs: number): { reliability: number; performance: number } {
-  const c = node.cache;
-  if (now - c.at > SCORE_CACHE_MS || now < c.at) {
-    c.reliability = reliabilityOf(node, now, halfLifeMs, reputationHalfLifeMs);
-    c.performance = performanceOf(node);
-    c.at = now;
+/** Recompute the node's cached reliability and performance scores when stale. */
+function refresh(node: NodeCapacity, now: number, halfLifeMs: number, reputationHalfLifeMs: number): void {
+  if (now - node.scoresAt > SCORE_CACHE_MS || now < node.scoresAt) {
+    node.reliabilityScore = reliabilityOf(node, now, halfLifeMs, reputationHalfLifeMs);
+    node.performanceScore = performanceOf(node);
+    node.scoresAt = now;
   }
-  return c;
 }
 
 export function scoreParts(
@@ -163,11 +162,11 @@ export function scoreParts(
   halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs,
   reputationHalfLifeMs = DEFAULT_REPUTATION_HALF_LIFE_MS,
 ): ScoreParts {
-  const c = cached(node, now, halfLifeMs, reputationHalfLifeMs);
+  refresh(node, now, halfLifeMs, reputationHalfLifeMs);
   return {
     price: priceScore(req, node),
-    reliability: c.reliability,
-    performance: c.performance,
+    reliability: node.reliabilityScore,
+    performance: node.performanceScore,
     latency: latencyScore(req, node),
     packing: packingScore(req, node, slot),
     spread: spreadScore(req, node),
@@ -183,11 +182,11 @@ export function scoreNode(
   halfLifeMs = DEFAULT_NODE_STATS_POLICY.halfLifeMs,
   reputationHalfLifeMs = DEFAULT_REPUTATION_HALF_LIFE_MS,
 ): number {
-  const c = cached(node, now, halfLifeMs, reputationHalfLifeMs);
+  refresh(node, now, halfLifeMs, reputationHalfLifeMs);
   return (
     w.price * priceScore(req, node) +
-    w.reliability * c.reliability +
-    w.performance * c.performance +
+    w.reliability * node.reliabilityScore +
+    w.performance * node.performanceScore +
     w.latency * latencyScore(req, node) +
     w.packing * packingScore(req, node, slot) +
     w.spread * spreadScore(req, node)

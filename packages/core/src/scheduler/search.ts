@@ -1,16 +1,31 @@
 /**
- * The bounded candidate search: visit the index's buckets in packing order (fewest sufficient free GPUs,
- * or fewest free cores, first), starting each bucket at a random offset, and collect feasible nodes until
- * `want` are found or `maxVisits` nodes were looked at. Cost depends on `want` and `maxVisits`, never on
- * the number of nodes (kube-scheduler's percentageOfNodesToScore and Sparrow's sampling make the same trade).
+ * The bounded candidate search: a sample of the nodes that fit a job, at a cost that depends on the sample's
+ * limits, never on the number of nodes (kube-scheduler's percentageOfNodesToScore and Sparrow's sampling make the
+ * same trade). The engine scores the sample and takes the best (placer.ts); when the sample holds no node the job
+ * may use, the exact search (exact-search.ts) decides whether any node fits.
  *
- * Two guards keep a bounded search from missing nodes that exist: pools whose largest node is too small
- * for the job's CPU or memory are skipped outright, and each free-count level gets at most 1/8 of the
- * visits (the pools of a level taken in turns), so nearly full nodes whose CPU or memory ran out first
- * cannot use up the budget before emptier nodes are seen.
+ * GPU jobs. Levels in packing order: nodes with the fewest sufficient free GPUs first. Within a level the search
+ * walks the index's live fit cells (capacity-index.ts: a pool's nodes by free GPUs and whole free cores), not its
+ * nodes: cells without enough free cores, or whose memory bound is below the job's need, are passed over unvisited,
+ * so nearly full nodes whose CPU or memory ran out first cost nothing (before, they used up the visits and a quarter
+ * of the decisions at 50,000 nodes fell through to the exact search). It takes one node of each cell in turn (the
+ * pools in turns from a random one, each pool's cells from a random one), then a second of each, and so on, and at
+ * most `perGroup` usable candidates per group, a GPU class at one level: the sample spans the classes and levels
+ * that can take the job instead of filling up at the lowest level. Where the groups are fewer than `minSample` ÷
+ * perGroup, each group gets its share of minSample (nodes of one kind still differ in reliability, price, latency).
+ * Issue 18: the pass terms (demand, the pool prior, scarcity) choose among classes, levels and free-core counts,
+ * and the engine's choice was past the 16th of 128 candidates taken level by level in half the replay's decisions;
+ * 2 per group (about 17 candidates per GPU job at 50,000 nodes) gives the replay's delays of those 128.
+ * A level gets at most 1/8 of the visits (at least `want`), and the sample stops at `want` usable candidates or
+ * `maxVisits` visits.
+ *
+ * CPU-only jobs: the index's buckets by whole free cores, fewest sufficient first, each from a random offset.
+ *
+ * With `best`, the collector scores each fitting node as it is found and keeps only the best (the first of equal
+ * scores, usable before avoided): the same choice as scoring the whole sample, without a list of candidates.
  */
 import type { Random } from '../ports.js';
-import type { CapacityIndex, NodeCapacity, PoolSlot } from './capacity-index.js';
+import { CPU_BUCKETS, type CapacityIndex, type FitCell, type NodeCapacity, type Pool, type PoolSlot } from './capacity-index.js';
 import { fitsFound } from './filters.js';
 import type { JobRequirements } from './requirements.js';
 
@@ -28,66 +43,85 @@ export interface SearchLimits {
   maxVisits: number;
   /** Gang and replica searches need distinct nodes (a node with two GPU classes sits in two pools). */
   distinct: boolean;
+  /** GPU jobs: usable candidates per GPU class and free-GPU level at most; default: no limit but `want`. */
+  perGroup?: number | undefined;
+  /** GPU jobs: with too few groups for this many candidates at perGroup each, each group gets its share of this. */
+  minSample?: number | undefined;
+  /**
+   * Score each fitting node as it is found and keep only the best usable one and the best avoided one (the first of
+   * equal scores), not the whole sample: what a one-node placement takes, without a candidate list to allocate.
+   */
+  best?: ((node: NodeCapacity, slot: PoolSlot | undefined) => number) | undefined;
 }
 
 export interface SearchResult {
+  /** The fitting nodes found; with `best`, the best usable one first, then the best avoided one (each if any). */
   candidates: Candidate[];
   visits: number;
+  /** Usable (not avoided) fitting nodes found. */
+  found: number;
 }
 
 /**
  * Collects the fitting nodes a search visits (each once when `distinct`); `consider` answers false once `want`
  * usable candidates are found or `maxVisits` nodes were visited. Shared by the bounded and the exact search.
  */
-export function candidateCollector(req: JobRequirements, lim: { want: number; distinct?: boolean | undefined; maxVisits: number }) {
-  const out: Candidate[] = [];
-  const seen = lim.distinct ? new Set<string>() : undefined;
-  let found = 0;
-  let visits = 0;
-  const consider = (node: NodeCapacity, slot: PoolSlot | undefined): boolean => {
-    visits++;
-    if (fitsFound(req, node) && !(seen?.has(node.nodeId) ?? false)) {
-      seen?.add(node.nodeId);
+export class CandidateCollector {
+  readonly out: Candidate[] = [];
+  /** Usable (not avoided) candidates found. */
+  found = 0;
+  visits = 0;
+  private readonly seen: Set<string> | undefined;
+  private readonly want: number;
+  private readonly maxVisits: number;
+  private readonly score: SearchLimits['best'];
+  private bestUsable: Candidate | undefined;
+  private bestAvoided: Candidate | undefined;
+
+  constructor(
+    private readonly req: JobRequirements,
+    lim: { want: number; distinct?: boolean | undefined; maxVisits: number; best?: SearchLimits['best'] },
+  ) {
+    this.want = lim.want;
+    this.maxVisits = lim.maxVisits;
+    this.seen = lim.distinct ? new Set<string>() : undefined;
+    this.score = lim.best;
+  }
+
+  consider(node: NodeCapacity, slot: PoolSlot | undefined): boolean {
+    this.visits++;
+    const req = this.req;
+    if (fitsFound(req, node) && !(this.seen?.has(node.nodeId) ?? false)) {
+      this.seen?.add(node.nodeId);
       const avoided = req.avoid.size > 0 && req.avoid.has(node.nodeId);
-      out.push({ node, slot, avoided, score: 0 });
-      if (!avoided) found++;
+      if (!avoided) this.found++;
+      if (this.score) {
+        const score = this.score(node, slot);
+        const had = avoided ? this.bestAvoided : this.bestUsable;
+        if (!had || score > had.score) {
+          if (avoided) this.bestAvoided = { node, slot, avoided, score };
+          else this.bestUsable = { node, slot, avoided, score };
+        }
+      } else this.out.push({ node, slot, avoided, score: 0 });
     }
-    return found < lim.want && visits < lim.maxVisits;
-  };
-  return { consider, result: (): SearchResult => ({ candidates: out, visits }) };
+    return this.found < this.want && this.visits < this.maxVisits;
+  }
+
+  result(): SearchResult {
+    if (this.score) {
+      if (this.bestUsable) this.out.push(this.bestUsable);
+      if (this.bestAvoided) this.out.push(this.bestAvoided);
+    }
+    return { candidates: this.out, visits: this.visits, found: this.found };
+  }
 }
 
 export function searchCandidates(req: JobRequirements, index: CapacityIndex, random: Random | undefined, lim: SearchLimits): SearchResult {
-  const { consider, result } = candidateCollector(req, lim);
+  const c = new CandidateCollector(req, lim);
   const r = random ? random.next() : 0;
   const levelCap = Math.max(lim.want, Math.ceil(lim.maxVisits / 8));
   if (req.gpuCount > 0) {
-    const pools = index.poolsFor(req).filter((p) => p.maxCpuCores >= req.cpu - 1e-9 && p.maxMemoryMb >= req.memoryMb);
-    let top = 0;
-    for (const p of pools) top = Math.max(top, p.buckets.length - 1);
-    const p0 = Math.floor(r * pools.length);
-    const level: PoolSlot[][] = [];
-    for (let f = req.gpuCount; f <= top; f++) {
-      level.length = 0;
-      let longest = 0;
-      for (let pi = 0; pi < pools.length; pi++) {
-        const arr = pools[(pi + p0) % pools.length]?.buckets[f];
-        if (arr && arr.length > 0) {
-          level.push(arr);
-          longest = Math.max(longest, arr.length);
-        }
-      }
-      let seen = 0;
-      for (let j = 0; j < longest && seen < levelCap; j++) {
-        for (const arr of level) {
-          const len = arr.length;
-          if (j >= len) continue;
-          seen++;
-          const slot = arr[(Math.floor(r * len) + j) % len] as PoolSlot;
-          if (!consider(slot.node, slot)) return result();
-        }
-      }
-    }
+    sampleGpuLevels(req, index, r, lim, levelCap, c);
   } else {
     // Bucket b holds nodes with [b, b+1) cores free. For a fractional request the bucket it falls in is mixed
     // (16.5 cores: a node with 16.0 free sits beside one with 16.7), so it is tried last, not first.
@@ -101,8 +135,123 @@ export function searchCandidates(req: JobRequirements, index: CapacityIndex, ran
       const len = arr.length;
       if (len === 0) continue;
       const start = Math.floor(r * len);
-      for (let j = 0; j < len && j < levelCap; j++) if (!consider(arr[(start + j) % len] as NodeCapacity, undefined)) return result();
+      for (let j = 0; j < len && j < levelCap; j++) if (!c.consider(arr[(start + j) % len] as NodeCapacity, undefined)) return c.result();
     }
   }
-  return result();
+  return c.result();
+}
+
+// Scratch lists of sampleGpuLevels, reused (a search runs to its end before the next one starts).
+const scratchPools: Pool[] = [];
+const scratchRows: FitCell[][] = [];
+const scratchCls: number[] = [];
+const scratchLevels: number[] = [];
+const scratchGot: number[] = [];
+const scratchMark: number[] = [];
+
+/** The GPU branch of searchCandidates (see the top of the file); false when the sample stopped at its limits. */
+function sampleGpuLevels(req: JobRequirements, index: CapacityIndex, r: number, lim: SearchLimits, levelCap: number, c: CandidateCollector): boolean {
+  const all = index.poolsFor(req);
+  const p0 = Math.floor(r * all.length);
+  // The pools in turns from a random one, but a pool whose largest node is too small is skipped outright.
+  const pools = scratchPools;
+  pools.length = 0;
+  let top = 0;
+  for (let pi = 0; pi < all.length; pi++) {
+    const p = all[(pi + p0) % all.length] as Pool;
+    if (p.maxCpuCores < req.cpu - 1e-9 || p.maxMemoryMb < req.memoryMb) continue;
+    pools.push(p);
+    top = Math.max(top, p.buckets.length - 1);
+  }
+  const np = pools.length;
+  // The core bucket a fitting node is in at the least (a fractional need shares it with nodes just short).
+  const firstCb = Math.min(CPU_BUCKETS - 1, Math.floor(req.cpu + 1e-9));
+  const maxChecks = 4 * lim.maxVisits;
+  // The rows (a pool's live cells at one level) that may hold a fitting node, level by level, the pools in turns from
+  // a random one; and the groups (GPU class, level) they make.
+  const rows = scratchRows;
+  const rowCls = scratchCls;
+  const levels = scratchLevels;
+  const got = scratchGot;
+  const mark = scratchMark;
+  rows.length = 0;
+  rowCls.length = 0;
+  levels.length = 0;
+  while (got.length < index.classCount) got.push(0);
+  while (mark.length < index.classCount) mark.push(-1);
+  mark.fill(-1);
+  let groups = 0;
+  for (let f = req.gpuCount; f <= top; f++) {
+    levels.push(rows.length);
+    const bit = f < 31 ? 1 << f : 0;
+    for (let pi = 0; pi < np; pi++) {
+      const pool = pools[pi] as Pool;
+      // An empty level is skipped by the pool's mask; a level whose nodes all have fewer whole free cores than the
+      // job needs, unseen (its fit cells say so).
+      if (bit !== 0 && (pool.liveMask & bit) === 0) continue;
+      const live = pool.live[f];
+      if (!live || live.length === 0 || coresTop(pool, f) < firstCb) continue;
+      rows.push(live);
+      rowCls.push(pool.classIdx);
+      if (mark[pool.classIdx] !== f) {
+        mark[pool.classIdx] = f;
+        groups++;
+      }
+    }
+  }
+  levels.push(rows.length);
+  // Candidates per group: perGroup, or more when there are too few groups to make minSample.
+  const quota = Math.max(lim.perGroup ?? Number.POSITIVE_INFINITY, Math.ceil((lim.minSample ?? 0) / Math.max(1, groups)));
+  let checks = 0;
+  for (let li = 0; li + 1 < levels.length; li++) {
+    const from = levels[li] as number;
+    const to = levels[li + 1] as number;
+    if (from === to) continue;
+    let longest = 0;
+    for (let ri = from; ri < to; ri++) longest = Math.max(longest, (rows[ri] as FitCell[]).length);
+    got.fill(0);
+    let seen = 0;
+    for (let pass = 0; seen < levelCap && checks < maxChecks; pass++) {
+      let visited = false;
+      let open = true;
+      for (let j = 0; j < longest && open && seen < levelCap && checks < maxChecks; j++) {
+        open = false;
+        for (let ri = from; ri < to; ri++) {
+          const g = rowCls[ri] as number;
+          if ((got[g] as number) >= quota) continue;
+          open = true;
+          const live = rows[ri] as FitCell[];
+          const len = live.length;
+          if (j >= len) continue;
+          checks++;
+          const cell = live[(Math.floor(r * len) + j) % len] as FitCell;
+          if (cell.cores < firstCb || cell.memMax < req.memoryMb) continue;
+          const n = cell.slots.length;
+          if (pass >= n) continue;
+          visited = true;
+          seen++;
+          const slot = cell.slots[(Math.floor(r * n) + pass) % n] as PoolSlot;
+          const before = c.found;
+          if (!c.consider(slot.node, slot)) return false;
+          if (c.found > before) got[g] = (got[g] as number) + 1;
+        }
+      }
+      if (!visited) break;
+    }
+  }
+  return true;
+}
+
+/**
+ * The highest core bucket holding a slot of the pool's level `f` (its fit cells, capacity-index.ts): no node of
+ * that level has more whole free cores. The bound is lowered here past emptied cells, as the exact search does.
+ */
+export function coresTop(pool: Pool, f: number): number {
+  const row = pool.cells[f];
+  let top = pool.cellTop[f] ?? 0;
+  if (!row) return top;
+  // livePos < 0: the cell is empty (read on the cell itself, not its slot list).
+  while (top > 0 && (row[top]?.livePos ?? -1) < 0) top--;
+  pool.cellTop[f] = top;
+  return top;
 }
