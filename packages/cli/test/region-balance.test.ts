@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadAgentConfig, loadOrCreateIdentity, type RunningAgent, SimulatedExecutor, silentLogger, simulatedGpus, startAgent } from '@gpux/agent';
-import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
+import type { RunningAgent, } from '@gpux/agent';
+import { cryptoRandom, issueToken, } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { type ClearingBalanceView, formatAmount, RegionBalanceResponse } from '@gpux/protocol';
 import { GpuxClient } from '@gpux/sdk';
@@ -19,66 +19,7 @@ import { waitFor } from '@gpux/testing';
 import { parse as parseYaml } from 'yaml';
 import { main } from '../src/main.js';
 import { argv, captureIo } from './helpers.js';
-
-const USDC = 1_000_000;
-
-interface Region {
-  name: string;
-  coord: RunningCoordinator;
-  operatorToken: string;
-  operator: GpuxClient;
-}
-
-async function startRegion(dir: string, name: string): Promise<Region> {
-  // A long epoch keeps the index price still; forwarded jobs are polled every 100 ms so the test sees them end soon.
-  const config = loadCoordinatorConfig(
-    {},
-    {
-      dataDir: join(dir, name),
-      host: '127.0.0.1',
-      port: 0,
-      logLevel: 'silent',
-      market: true,
-      devMint: true,
-      verify: false,
-      challenge: 'off',
-      region: name,
-      peerSummaryMs: 150,
-      heartbeatIntervalMs: 500,
-      marketEpochMs: 3_600_000,
-      forwardPollMs: 100,
-    },
-  );
-  const coord = await startCoordinator(config);
-  const operatorToken = coord.bootstrapOperatorToken ?? '';
-  return { name, coord, operatorToken, operator: new GpuxClient({ url: coord.url, token: operatorToken }) };
-}
-
-/** A simulated agent with one H100 in the region, staked by a provider (the market needs stake to place work). */
-async function startNode(r: Region, dir: string): Promise<RunningAgent> {
-  const provider = await issueToken(r.coord.store, { role: 'buyer', name: 'provider' }, systemClock, cryptoRandom);
-  const enrollmentToken = (await issueEnrollment(r.coord.store, { accountId: provider.accountId, name: 'rack' }, systemClock, cryptoRandom)).token;
-  const config = loadAgentConfig({}, { coordinatorUrl: r.coord.url, dataDir: join(dir, `${r.name}-node`), executor: 'simulated', enrollmentToken, region: r.name });
-  const identity = await loadOrCreateIdentity(config.dataDir);
-  const advertisement = {
-    hostname: `${r.name}-h100`,
-    agentVersion: '0.0.0-test',
-    os: 'linux (simulated)',
-    arch: 'x64',
-    cpuCores: 32,
-    memoryMb: 256 * 1024,
-    gpus: simulatedGpus(1, identity.nodeId.slice(2, 14), 'NVIDIA H100 80GB HBM3', 81_920),
-    docker: { available: false, gpuRuntime: 'none' as const },
-    executors: ['simulated' as const],
-    region: r.name,
-    simulated: true,
-  };
-  const agent = await startAgent(config, { executor: new SimulatedExecutor(), identity, advertisement, logger: silentLogger, random: cryptoRandom });
-  const asProvider = new GpuxClient({ url: r.coord.url, token: provider.token });
-  await asProvider.deposit({ asset: 'usdc', amount: 500 * USDC });
-  await asProvider.addStake(agent.nodeId, 200 * USDC);
-  return agent;
-}
+import { type Region, startNode, startRegion, USDC } from './regions-helpers.js';
 
 describe('gpux region balance: two coordinators peered both ways', () => {
   let dir: string;
@@ -101,7 +42,7 @@ describe('gpux region balance: two coordinators peered both ways', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gpux-region-balance-'));
-    [west, east] = await Promise.all([startRegion(dir, 'us-west'), startRegion(dir, 'eu-east')]);
+    [west, east] = await Promise.all([startRegion(dir, 'us-west', { marketEpochMs: 3_600_000 }), startRegion(dir, 'eu-east', { marketEpochMs: 3_600_000 })]);
     agent = await startNode(east, dir);
     const [westSelf, eastSelf] = await Promise.all([west.operator.regionPeers(), east.operator.regionPeers()]);
     assert.equal((await gpux(west, west.operatorToken, 'region', 'peer', 'add', east.coord.url, '--key', eastSelf.self.keyFingerprint, '--name', 'east')).code, 0);

@@ -246,6 +246,20 @@ async function sendAs(url: string, keys: NodeKeyPair, method: 'GET' | 'POST', pa
   return { res: await call(url, method, path, { headers, ...(raw === '' ? {} : { raw }) }), nonce };
 }
 
+/** Peer the receiver with two signing regions, "one" and "two" (unreachable URLs: only their requests matter); one's peer id. */
+async function peerWithTwo(h: Harness, one: NodeKeyPair, two: NodeKeyPair): Promise<string> {
+  const ids: string[] = [];
+  for (const [keys, name, url] of [
+    [one, 'one', 'http://127.0.0.1:9'],
+    [two, 'two', 'http://127.0.0.1:10'],
+  ] as const) {
+    const added = await call(h.url, 'POST', '/v1/federation/peers', { token: h.operator, body: { url, key: keys.publicKey, name } });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    ids.push(added.body.peer.id);
+  }
+  return ids[0] as string;
+}
+
 describe('abuse: forwarded-job routes', () => {
   const USDC = 1_000_000;
   let h: Harness;
@@ -270,14 +284,7 @@ describe('abuse: forwarded-job routes', () => {
 
   before(async () => {
     h = await startHarness({ region: 'receiver', market: true, devMint: true, peerCredit: 1 * USDC, peerSummaryMs: 60_000 });
-    for (const [keys, name, url] of [
-      [one, 'one', 'http://127.0.0.1:9'],
-      [two, 'two', 'http://127.0.0.1:10'],
-    ] as const) {
-      const added = await call(h.url, 'POST', '/v1/federation/peers', { token: h.operator, body: { url, key: keys.publicKey, name } });
-      assert.equal(added.status, 201, JSON.stringify(added.body));
-      if (name === 'one') oneId = added.body.peer.id;
-    }
+    oneId = await peerWithTwo(h, one, two);
     signingKey = (await call(h.url, 'GET', '/v1/coordinator/identity')).body.signingKey;
   });
   after(async () => {
@@ -437,13 +444,7 @@ describe('abuse: the output bytes of forwarded jobs, at the peer', () => {
 
   before(async () => {
     h = await startHarness({ region: 'outputs-peer', peerSummaryMs: 60_000 });
-    for (const [keys, name, url] of [
-      [one, 'one', 'http://127.0.0.1:9'],
-      [two, 'two', 'http://127.0.0.1:10'],
-    ] as const) {
-      const added = await call(h.url, 'POST', '/v1/federation/peers', { token: h.operator, body: { url, key: keys.publicKey, name } });
-      assert.equal(added.status, 201, JSON.stringify(added.body));
-    }
+    await peerWithTwo(h, one, two);
     const agent = new TestAgent(h.url);
     assert.equal((await agent.register()).status, 200);
     const sent = await sendAs(h.url, one, 'POST', '/v1/federation/jobs', JSON.stringify(forward('att-out-1')));
