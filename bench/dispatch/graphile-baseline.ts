@@ -3,6 +3,7 @@
  * concurrency 10, unbatched (its defaults). Jobs are added by the same load generators as gpux's.
  */
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
+import pg from 'pg';
 import { ownCpuMs } from './cpu.js';
 import { closedLoop, openLoop, waitUntil } from './load.js';
 import { type JobTimes, type Phase, type PhaseResult, phaseResult } from './phase.js';
@@ -28,10 +29,14 @@ export async function startGraphile(pgUrl: string, dbCpu: () => Promise<number |
   let doneAt: number[] = [];
   let failed = new Set<number>();
   let completed = 0;
-  const utils: WorkerUtils = await makeWorkerUtils({ connectionString: pgUrl, schema, logger: quietLogger, maxPoolSize: submitters });
+  // Our own pool, with an error listener: the bench's PostgreSQL ends with DROP DATABASE … WITH (FORCE), and an idle
+  // client cut by it would otherwise be an unhandled 'error' that kills the run before its table is printed.
+  const pool = new pg.Pool({ connectionString: pgUrl, max: submitters + concurrency + 2 });
+  pool.on('error', () => {});
+  const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema, logger: quietLogger });
   await utils.migrate();
   const runner: Runner = await run({
-    connectionString: pgUrl,
+    pgPool: pool,
     schema,
     concurrency,
     noHandleSignals: true,
@@ -86,6 +91,7 @@ export async function startGraphile(pgUrl: string, dbCpu: () => Promise<number |
     await runner.stop();
     await utils.withPgClient((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     await utils.release();
+    await pool.end();
   }
   return { runPhase, close };
 }

@@ -52,6 +52,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installJsonParser(app);
   installErrorHandlers(app);
   installSecurityHeaders(app, { hsts: deps.tls !== undefined });
+  // Durable before shown: no answer, to the writer or to a reader, goes out before the commits it may show are on disk.
+  app.addHook('onSend', async (_req, _reply, payload) => {
+    await rt.store.synced();
+    return payload;
+  });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     rt.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

@@ -48,5 +48,10 @@ export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, Pr
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;
+  /**
+   * Resolves once every commit made so far is on disk. Answers wait for it, so nobody is shown state a power cut
+   * could take back (a SQLite file flushes its WAL off the event loop; elsewhere commits are durable when they return).
+   */
+  synced(): Promise<void>;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 import { type AttemptDeadlinePolicy, DEFAULT_DEADLINE_POLICY, DEFAULT_NODE_STATS_POLICY, LeaseLostError, type NodeStatsPolicy } from '@gpux/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import type { WalSync } from './wal-sync.js';
 
 export interface StoreQuirks {
   dialect: 'sqlite' | 'postgres';
@@ -70,6 +71,8 @@ export interface StoreContext {
    * the session), for single-statement writes that may be lost in a crash (heartbeats: see relaxedStatements).
    */
   relaxedDb?: Kysely<Database>;
+  /** SQLite file: commits reach the disk by this shared WAL flush, which durable transactions wait for (wal-sync.ts). */
+  walSync?: WalSync;
 }
 
 export interface Fence {
@@ -110,9 +113,18 @@ export function deadlinesOf(ctx: StoreContext): AttemptDeadlinePolicy {
  * Run `fn` in one write transaction on one connection. Keep `fn` short: it may await only the database.
  * A failed commit is rolled back too (SQLite leaves the transaction open when COMMIT is busy).
  * `durable: false` commits without waiting for the disk (see StoreQuirks.relaxedCommit).
+ * A durable transaction on a SQLite file resolves once the WAL flush covering its commit is done; the flush runs
+ * after the connection is free, so the next transaction need not wait for the disk.
  */
-export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
-  const relaxed = opts.durable === false ? ctx.q.relaxedCommit : undefined;
+export async function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
+  const durable = opts.durable !== false;
+  const result = await inTxOnConnection(ctx, fn, durable);
+  if (durable && ctx.walSync) await ctx.walSync.synced();
+  return result;
+}
+
+function inTxOnConnection<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promise<T>, durable: boolean): Promise<T> {
+  const relaxed = durable ? undefined : ctx.q.relaxedCommit;
   return ctx.db.connection().execute(async (conn) => {
     const run = (statement: string | null | undefined) => (statement ? sql.raw(statement).execute(conn) : undefined);
     await run(relaxed?.before);
@@ -123,6 +135,7 @@ export function inTx<T>(ctx: StoreContext, fn: (trx: Kysely<Database>) => Promis
         if (ctx.fence) await checkFence(conn, ctx.q, ctx.fence);
         const result = await fn(conn);
         await sql.raw('commit').execute(conn);
+        if (durable) ctx.walSync?.committed();
         return result;
       } catch (err) {
         await sql

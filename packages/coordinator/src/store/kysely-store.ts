@@ -36,9 +36,10 @@ import * as stake from './stake.js';
 import { treasuryFlows } from './treasury-flows.js';
 import * as wallet from './wallet.js';
 import type { Database } from './schema.js';
+import type { WalSync } from './wal-sync.js';
 
 /** `quirks`: how the dialect behaves; `policies`: the coordinator's rules (from its config), kept apart. */
-export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}, relaxedDb?: Kysely<Database>): Store {
+export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}, relaxedDb?: Kysely<Database>, walSync?: WalSync): Store {
   const ctx: StoreContext = {
     db,
     q: resolveQuirks(quirks),
@@ -46,11 +47,12 @@ export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput
     deadlines: resolveDeadlines(policies),
     ...(policies.auditBudgetBps !== undefined && { auditBudgetBps: policies.auditBudgetBps }),
     ...(relaxedDb && { relaxedDb }),
+    ...(walSync && { walSync }),
   };
   let closed: Promise<void> | undefined;
-  // Idempotent: closing twice is harmless.
+  // Idempotent: closing twice is harmless. The last WAL flush finishes before the database closes.
   return storeOver(ctx, () => {
-    closed ??= Promise.all([db.destroy(), relaxedDb?.destroy()]).then(() => undefined);
+    closed ??= (walSync?.close() ?? Promise.resolve()).then(() => Promise.all([db.destroy(), relaxedDb?.destroy()])).then(() => undefined);
     return closed;
   });
 }
@@ -63,6 +65,7 @@ function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
       await runMigrations(ctx);
     },
     close,
+    synced: () => ctx.walSync?.synced() ?? Promise.resolve(),
     acquireLease: (name, holder, now, ttlMs, epoch) => cluster.acquireLease(ctx, name, holder, now, ttlMs, epoch),
     releaseLease: (name, holder, epoch) => cluster.releaseLease(ctx, name, holder, epoch),
     getLease: (name) => cluster.getLease(ctx, name),
