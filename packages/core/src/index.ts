@@ -13,3 +13,4 @@ export * from './market/index.js';
 export * from './trust/index.js';
 export * from './challenge/index.js';
 export * from './blobs/backend.js';
+export * from './predict/index.js';
