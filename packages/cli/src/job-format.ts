@@ -1,6 +1,7 @@
 /** How jobs, attempts, events and log entries look in a terminal. */
 import { type AttemptView, type EventView, formatAmount, type GetJobResponse, type JobLogEntry, type JobView, type VerificationView } from '@gpux/protocol';
 import type { Io } from './context.js';
+import { predictionRows } from './prediction-format.js';
 import { type Column, escapeControl, formatAge, formatDuration, formatKeyValues, formatTable, formatTime } from './output.js';
 
 const gpus = (job: JobView) => {
@@ -78,7 +79,7 @@ const eventColumns: Column<EventView>[] = [
   { header: 'DATA', value: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : null) },
 ];
 
-export function formatJobDetail({ job, attempts, events, moreEventsBefore, nodeEventsElided }: GetJobResponse): string {
+export function formatJobDetail({ job, attempts, events, moreEventsBefore, nodeEventsElided, prediction }: GetJobResponse): string {
   const spec = job.spec;
   const parts = [
     formatKeyValues([
@@ -96,6 +97,7 @@ export function formatJobDetail({ job, attempts, events, moreEventsBefore, nodeE
       ['exit code', job.exitCode],
       ['error', job.error],
       ...(job.verification ? verificationRows(job.id, job.verification).filter(([, v]) => v !== null) : []),
+      ...(prediction ? predictionRows(prediction).filter(([, v]) => v !== null) : []),
     ]),
   ];
   if (attempts.length) parts.push(formatTable(attempts, attemptColumns));

@@ -203,6 +203,11 @@ export interface CoordinatorConfig {
    * advice only (explain, --dry-run) and nothing leaves this region.
    */
   forward: boolean;
+  /**
+   * GPUX_PREDICTIONS (on/off). Predict run times from the network's finished runs (issue 17) and show them with jobs
+   * (`gpux job get`, explain, the dashboard). Default on; off: no prediction is made or shown.
+   */
+  predictions: boolean;
   /** GPUX_FORWARD_AFTER_S. A job no node here can take within this long may go to a peer (constraints.maxQueueSeconds overrides it). Default 60. */
   forwardAfterSeconds: number;
   /** GPUX_FORWARD_POLL_MS. How often the leader asks each peer how the jobs it forwarded stand (logs, state). Default 1000. */
@@ -431,6 +436,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     region: str(env, 'GPUX_REGION') ?? 'local',
     peerSummaryMs: int(env, 'GPUX_PEER_SUMMARY_MS', 100, 3_600_000) ?? 5000,
     forward: bool(env, 'GPUX_FORWARD', ['on', 'off']) ?? true,
+    predictions: bool(env, 'GPUX_PREDICTIONS', ['on', 'off']) ?? true,
     forwardAfterSeconds: int(env, 'GPUX_FORWARD_AFTER_S', 1, 7 * 86_400) ?? 60,
     forwardPollMs: int(env, 'GPUX_FORWARD_POLL_MS', 50, 600_000) ?? 1000,
     forwardLeaseMs: int(env, 'GPUX_FORWARD_LEASE_MS', 1000, 3_600_000) ?? 60_000,

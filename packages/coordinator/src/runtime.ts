@@ -28,6 +28,7 @@ import { SchedulingLoop } from './loops/scheduling.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { DeliveryTracker } from './services/delivery.js';
 import { PriceBook } from './services/price-book.js';
+import { RunPredictions } from './services/run-predictions.js';
 import { Waiters } from './waiters.js';
 
 export interface CoordinatorDeps {
@@ -73,6 +74,8 @@ export interface Runtime extends CoordinatorDeps {
   leads(): boolean;
   /** What services tell the caches, the waiters and the scheduling, so they need not hold those parts themselves. */
   signals: Signals;
+  /** Run-time predictions from the store's finished runs (issue 17); null with GPUX_PREDICTIONS=off. */
+  predictions: RunPredictions | null;
 }
 
 export interface Signals {
@@ -112,6 +115,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
     book: new PriceBook(deps.config.treasuryFeeBps),
     settlementAdapter: deps.settlementAdapter ?? manualSettlementAdapter,
     signer: deps.signer ?? Signer.ephemeral(deps.clock),
+    predictions: deps.config.predictions ? new RunPredictions(deps.store, deps.clock) : null,
   } as Omit<Runtime, 'scheduling' | 'signals'> as Runtime;
   rt.scheduling = new SchedulingLoop(rt);
   rt.signals = {

@@ -21,6 +21,7 @@ import type { NodesPort } from './store/nodes.js';
 import type { PeersPort } from './store/peers.js';
 import type { ProviderPort } from './store/provider.js';
 import type { ReputationPort } from './store/reputation.js';
+import type { RunHistoryPort } from './store/runs.js';
 import type { TokensPort } from './store/tokens.js';
 import type { VerificationPort } from './store/verification.js';
 
@@ -40,11 +41,12 @@ export type { NodesPort, RegisterNodeInput } from './store/nodes.js';
 export type { Page } from './store/page.js';
 export type { NewPeer, PeerExchangeOutcome, PeerRecord, PeersPort } from './store/peers.js';
 export type { ProviderEarningRecord, ProviderPort } from './store/provider.js';
+export type { FinishedRun, FinishedRunsPage, RunCursor, RunHistoryPort } from './store/runs.js';
 export type { ReputationPort, ReputationRecord } from './store/reputation.js';
 export type { TokensPort } from './store/tokens.js';
 export type { VerificationPort } from './store/verification.js';
 
-export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort, PeersPort, ForwardsPort {
+export interface Store extends TokensPort, JobsPort, AttemptsPort, NodesPort, ProviderPort, LedgerPort, MarketPort, VerificationPort, ReputationPort, CanaryPort, ChallengePort, HistoryPort, BlobsPort, JobBlobsPort, E2eKeysPort, ClusterPort, PeersPort, ForwardsPort, RunHistoryPort {
   readonly dialect: 'sqlite' | 'postgres';
   /** Apply pending numbered migrations. Idempotent. */
   migrate(): Promise<void>;

@@ -6,7 +6,7 @@ import { NodeUptimeModel, type RunFeatures, RunTimeModel, Recent } from '../src/
 const job = (over: Partial<RunFeatures> = {}): RunFeatures => ({
   buyerId: 'alice',
   image: 'trainer:1',
-  command: ['python', 'train.py'],
+  name: 'train',
   gpuCount: 1,
   cpuCores: 8,
   memoryGb: 32,

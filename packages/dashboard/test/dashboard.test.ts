@@ -234,6 +234,12 @@ describe('dashboard in Chromium', requireChromium(), () => {
       await page.goto(`${net.url}/jobs/${job.id}`);
       const why = page.getByRole('region', { name: 'Why it is waiting' });
       await why.waitFor();
+      // Issue 17: the predicted run time as the API states it (unknown, or learned from earlier runs).
+      const { prediction } = await get<GetJobResponse>(`/v1/jobs/${job.id}`, net.buyerToken);
+      assert.ok(prediction, 'a pending job carries a prediction');
+      const predicted = (await page.getByTestId('prediction-run').textContent()) ?? '';
+      if (prediction.runTimeMs) assert.match(predicted, new RegExp(`^About .*, from ${prediction.samples} `));
+      else assert.equal(predicted, 'Unknown yet: no earlier runs to learn from');
       const doc = (await (await fetch(`${net.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
       if (doc.paths['/v1/jobs/{id}/explain']) {
         const explained = await get<{ summary: string; price: string; suggestions: string[] }>(`/v1/jobs/${job.id}/explain`, net.buyerToken);

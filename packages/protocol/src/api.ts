@@ -6,6 +6,7 @@ import { AttemptView, EventView, JobLogEntry, JobState, JobView, OutputFile } fr
 import { JobSpec } from './job-spec.js';
 import { NodeAdminState, NodeStatus, NodeView } from './node.js';
 import { RegionAdvice } from './offers-api.js';
+import { RunPrediction } from './prediction.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -36,6 +37,7 @@ export const GetJobResponse = z.object({
     .describe("Oldest first: the newest eventsLimit state and money events, and the node-reported events (image pulls) between them, at most eventsLimit of those"),
   moreEventsBefore: z.number().int().nullable().optional().describe('Older events exist: pass as ?eventsBefore= to read them; null on the oldest page'),
   nodeEventsElided: z.number().int().optional().describe('Node-reported events in this page\'s range left out (more than eventsLimit of them)'),
+  prediction: RunPrediction.optional().describe('Issue 17: the predicted run time (and finish, when running), learned from earlier runs; absent when the coordinator runs with predictions off (GPUX_PREDICTIONS=off) or the job has ended'),
 });
 export type GetJobResponse = z.infer<typeof GetJobResponse>;
 
@@ -97,6 +99,7 @@ export const ExplainJobResponse = z.object({
   price: z.string().describe('What the job pays at most and what the nodes that fit would charge, amounts with their asset ("pays at most 0.492188 USDC per GPU-hour; …")'),
   suggestions: z.array(z.string()).describe('Why it cannot be placed, each with what to change ("… — raise maxPricePerGpuHour to 0.600000 USDC …"); empty when enough nodes fit'),
   regions: RegionAdvice.optional().describe('Issue 15: for a queued job, the regions that could run it and the one routing would pick (advice); only when this coordinator has peers'),
+  prediction: RunPrediction.optional().describe('Issue 17: the predicted run time, learned from earlier runs; absent with predictions off or for an ended job'),
 });
 export type ExplainJobResponse = z.infer<typeof ExplainJobResponse>;
 

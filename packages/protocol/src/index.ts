@@ -24,3 +24,4 @@ export * from './agent-blob-api.js';
 export * from './e2e-api.js';
 export * from './federation-api.js';
 export * from './federation-jobs-api.js';
+export * from './prediction.js';

@@ -6,6 +6,7 @@ import type { ExplainJobResponse, RegionAdvice } from '@gpux/protocol';
 import type { Command } from 'commander';
 import { clientFor, connectionOptions, type Io } from '../context.js';
 import { formatKeyValues, formatTable, outputOption, render } from '../output.js';
+import { predictionRows } from '../prediction-format.js';
 
 /** Issue 15: the regions that could run the job and the routing verdict, as the coordinator words them (advice only). */
 export function formatRegionAdvice(r: RegionAdvice | undefined): string {
@@ -24,6 +25,7 @@ export function formatExplain(e: ExplainJobResponse): string {
     ['retry not before', e.runAfter === null ? '-' : new Date(e.runAfter).toISOString()],
     ['nodes', `${e.nodesTotal} in all, ${e.nodesFitting} fit now, ${e.nodesBusy} fit but busy`],
     ['price', e.price],
+    ...(e.prediction ? predictionRows(e.prediction).filter(([, v]) => v !== null) : []),
   ]);
   if (e.filters.length > 0) {
     out += `\nnodes rejected, by the first filter each failed:\n`;

@@ -6,11 +6,12 @@ import type { Needs } from '../runtime.js';
 import { disputeJob } from '../services/disputes.js';
 import { jobResult, readJobLogs } from '../services/job-output.js';
 import { cancelJob, getJob, listJobs, submitJob } from '../services/jobs.js';
+import { predictionOf } from '../services/run-predictions.js';
 import { jobView } from '../views.js';
 import { mountRoute } from './route-kit.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type RoutesBuyerDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'random' | 'signals' | 'startedAt' | 'store' | 'work'>;
+type RoutesBuyerDeps = Needs<'book' | 'clock' | 'config' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'nonces' | 'predictions' | 'random' | 'signals' | 'startedAt' | 'store' | 'work'>;
 
 const MAX_IDEMPOTENCY_KEY = 255;
 
@@ -31,7 +32,10 @@ export function mountBuyerRoutes(app: FastifyInstance, rt: RoutesBuyerDeps): voi
     { specBody: true },
   );
   mountRoute(app, rt, 'listJobs', ({ principal, query }) => listJobs(rt, principal, query));
-  mountRoute(app, rt, 'getJob', ({ principal, id, query }) => getJob(rt, principal, id, query));
+  mountRoute(app, rt, 'getJob', async ({ principal, id, query }) => {
+    const res = await getJob(rt, principal, id, query);
+    return { ...res, ...(await predictionOf(rt, res.job)) };
+  });
   mountRoute(app, rt, 'cancelJob', async ({ principal, id }) => ({ job: jobView(await cancelJob(rt, principal, id)) }));
   mountRoute(app, rt, 'jobLogs', ({ reply, principal, id, query }) => {
     // The client hung up before the answer: end the long-poll (and free its slot) now.

@@ -6,21 +6,20 @@ import type { Store } from '@gpux/core';
 import type { Kysely } from 'kysely';
 import * as attempts from './attempts.js';
 import * as blobs from './blobs.js';
+import * as canaries from './canary-catalog.js';
+import * as challenges from './challenges.js';
+import * as cluster from './cluster.js';
 import { resolveDeadlines, resolvePolicy, resolveQuirks, type StoreContext, type StorePolicies, type StoreQuirksInput } from './context.js';
-import * as fair from './fair-claim.js';
-import * as forwards from './forwards.js';
-import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
-import * as jobBlobs from './job-blobs.js';
 import * as e2eKeys from './e2e-keys.js';
-import * as jobs from './jobs.js';
-import * as logs from './logs.js';
-import * as tokens from './tokens.js';
 import * as enrollments from './enrollments.js';
 import * as equivocations from './equivocations.js';
-import * as verification from './verification.js';
-import * as canaries from './canary-catalog.js';
-import * as cluster from './cluster.js';
-import * as challenges from './challenges.js';
+import { appendJobEvents, listEvents, listJobHistory, writeAttemptEvents } from './events.js';
+import * as fair from './fair-claim.js';
+import { listFinishedRuns } from './finished-runs.js';
+import * as forwards from './forwards.js';
+import * as jobBlobs from './job-blobs.js';
+import * as jobs from './jobs.js';
+import * as logs from './logs.js';
 import { runMigrations } from './migrate.js';
 import { listNodeStats } from './node-stats.js';
 import * as nodes from './nodes.js';
@@ -31,12 +30,14 @@ import * as provider from './provider.js';
 import * as queue from './queue.js';
 import { failQueueTimeouts } from './queue-timeout.js';
 import * as reputation from './reputation.js';
+import type { Database } from './schema.js';
 import * as settlement from './settlement.js';
 import * as stake from './stake.js';
+import * as tokens from './tokens.js';
 import { treasuryFlows } from './treasury-flows.js';
-import * as wallet from './wallet.js';
-import type { Database } from './schema.js';
+import * as verification from './verification.js';
 import type { WalSync } from './wal-sync.js';
+import * as wallet from './wallet.js';
 
 /** `quirks`: how the dialect behaves; `policies`: the coordinator's rules (from its config), kept apart. */
 export function createKyselyStore(db: Kysely<Database>, quirks: StoreQuirksInput, policies: StorePolicies = {}, relaxedDb?: Kysely<Database>, walSync?: WalSync): Store {
@@ -199,6 +200,7 @@ function storeOver(ctx: StoreContext, close: () => Promise<void>): Store {
 
     listEvents: (subject, subjectId, limit) => listEvents(ctx, subject, subjectId, limit),
     listJobHistory: (jobId, q) => listJobHistory(ctx, jobId, q),
+    listFinishedRuns: (after, limit) => listFinishedRuns(ctx, after, limit),
     countJobsByState: () => jobs.countJobsByState(ctx),
 
     beginBlobUpload: (q) => blobs.beginBlobUpload(ctx, q),

@@ -1,3 +1,3 @@
 export { type NodeUptimeOptions, NodeUptimeModel } from './node-uptime.js';
 export { BoundedMap, quantileOf, Recent } from './recent.js';
-export { keysOf, type PredictionAccuracy, type PredictionBasis, type RunFeatures, type RunTimeModelOptions, type RunTimePrediction, RunTimeModel } from './run-time.js';
+export { keysOf, type PredictionAccuracy, type PredictionBasis, type RunFeatures, type RunTimeModelOptions, type RunTimePrediction, RunTimeModel, runFeaturesOf } from './run-time.js';

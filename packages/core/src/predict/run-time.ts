@@ -4,9 +4,9 @@
  * before it, so it never sees the future.
  *
  * A job's run time is read from the most specific group of earlier runs that has enough of them:
- *   family       same buyer, image, command and resources (a job resubmitted, a sweep's siblings)
+ *   family       same buyer, image, job name and resources (a job resubmitted, a sweep's siblings)
  *   buyer-image  same buyer and image
- *   image        same image and command, any buyer
+ *   image        same image and job name, any buyer
  *   shape        same GPU count, CPU and memory sizes and priority
  *   fleet        every run
  * Each group keeps the last `window` run times; the prediction is their median and 90th percentile (so the
@@ -19,12 +19,14 @@
  * for the whole fleet; a prediction for c uses the family's own runs on c when it has enough, else the family's
  * figure times the class's learned ratio.
  */
+import type { JobSpec } from '@gpux/protocol';
 import { BoundedMap, Recent } from './recent.js';
 
 export interface RunFeatures {
   buyerId: string;
   image: string;
-  command: readonly string[];
+  /** The job's name: how buyers name a family of runs ("train-resnet"). */
+  name: string;
   gpuCount: number;
   cpuCores: number;
   memoryGb: number;
@@ -179,16 +181,20 @@ function fromLogs(g: Recent, basis: PredictionBasis, gpuClass: string | null): R
   return { medianMs: Math.exp(m), p90Ms: Math.exp(p90), basis, samples: g.size, gpuClass };
 }
 
+/** A job's features from its spec (only the scheduling view is needed: no command, env or inputs). */
+export function runFeaturesOf(buyerId: string, spec: Pick<JobSpec, 'name' | 'image' | 'resources' | 'priority'>): RunFeatures {
+  return { buyerId, image: spec.image, name: spec.name, gpuCount: spec.resources.gpu.count, cpuCores: spec.resources.cpuCores ?? 0, memoryGb: spec.resources.memoryGb ?? 0, priority: spec.priority ?? 'normal' };
+}
+
 /** Powers of two for sizes, so 7 and 8 cores are one shape but 2 and 8 are not. */
 const sizeBucket = (v: number) => (v > 0 ? Math.round(Math.log2(v)) : -99);
 
 /** The group keys of a job, most specific first: family, buyer-image, image, shape. */
 export function keysOf(f: RunFeatures): [string, string, string, string] {
-  const command = f.command.join('\u0001');
   return [
-    `f\0${f.buyerId}\0${f.image}\0${command}\0${f.gpuCount}\0${f.cpuCores}\0${f.memoryGb}`,
+    `f\0${f.buyerId}\0${f.image}\0${f.name}\0${f.gpuCount}\0${f.cpuCores}\0${f.memoryGb}`,
     `b\0${f.buyerId}\0${f.image}`,
-    `i\0${f.image}\0${command}`,
+    `i\0${f.image}\0${f.name}`,
     `s\0${f.gpuCount}\0${sizeBucket(f.cpuCores)}\0${sizeBucket(f.memoryGb)}\0${f.priority}`,
   ];
 }

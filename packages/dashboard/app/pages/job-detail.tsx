@@ -8,6 +8,7 @@ import { JobLogs } from '../components/job-logs.js';
 import type { Account } from '../components/layout.js';
 import { Bill } from '../components/market/bill.js';
 import { Optional } from '../components/not-yet.js';
+import { predictionFacts } from '../components/prediction.js';
 import { ErrorNote, Page, Section } from '../components/page.js';
 import { Timeline } from '../components/timeline.js';
 import { VerificationPanel } from '../components/verification.js';
@@ -80,6 +81,7 @@ export function JobDetail({ id, account }: { id: string; account: Account }) {
               ['Exit code', job.exitCode ?? '—'],
               ['Error', job.error],
               ['Attempts', `${job.attemptCount} (up to ${job.spec.maxRetries + 1})`],
+              ...(data.prediction ? predictionFacts(data.prediction) : []),
               ...(pay
                 ? ([
                     ['Pays at most', `${money(pay.capPerUnitHour, pay.asset)} per ${perUnit}`],

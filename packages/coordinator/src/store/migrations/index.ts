@@ -21,7 +21,8 @@ import { migration0019 } from './0019-cluster.js';
 import { migration0020 } from './0020-live-node-counts.js';
 import { migration0021 } from './0021-peers.js';
 import { migration0022 } from './0022-forwards.js';
+import { migration0023 } from './0023-finished-runs.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009, migration0010, migration0011, migration0012, migration0013, migration0014, migration0015, migration0016, migration0017, migration0018, migration0019, migration0020, migration0021, migration0022];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009, migration0010, migration0011, migration0012, migration0013, migration0014, migration0015, migration0016, migration0017, migration0018, migration0019, migration0020, migration0021, migration0022, migration0023];

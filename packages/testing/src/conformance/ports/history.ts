@@ -13,6 +13,29 @@ const _entry = (seq: number, data: string): LogEntry => ({ seq, stream: 'stdout'
 const NODE_TYPES = ['image.pull.started', 'image.pull.progress', 'image.pull.finished', 'image.pull.failed'];
 
 export function historyTests(open: OpenStore): void {
+  test('listFinishedRuns: succeeded runs in finish order after a cursor, with the spec view, paged by rows read', () =>
+    withStore(open, async (store) => {
+      for (const [i, ran] of [[1, 60_000], [2, 30_000], [3, 90_000]] as const) {
+        const a = await assigned(store, `job-${i}`, `att-${i}`, 'node-1', T0, { spec: { name: 'train' } });
+        await store.startAttempt(a.id, 'node-1', T0 + 10);
+        await store.finishAttempt(result(a.id, 'node-1', T0 + 10 + ran, i === 2 ? { outcome: 'failed', exitCode: 1 } : {}), decide);
+      }
+      const page = await store.listFinishedRuns({ finishedAt: 0, attemptId: '' }, 10);
+      assert.deepEqual(
+        page.runs.map((r) => [r.attemptId, r.finishedAt - r.startedAt, r.buyerId, r.spec.name, r.spec.resources.gpu.count]),
+        [
+          ['att-1', 60_000, 'buyer-1', 'train', 0],
+          ['att-3', 90_000, 'buyer-1', 'train', 0],
+        ],
+        'the failed run is not a run time',
+      );
+      assert.deepEqual(page.last, { finishedAt: T0 + 10 + 90_000, attemptId: 'att-3' });
+      assert.equal(page.rows, 2);
+      const next = await store.listFinishedRuns({ finishedAt: T0 + 10 + 60_000, attemptId: 'att-1' }, 1);
+      assert.deepEqual(next.runs.map((r) => r.attemptId), ['att-3']);
+      assert.deepEqual(await store.listFinishedRuns(page.last as { finishedAt: number; attemptId: string }, 10), { runs: [], last: null, rows: 0 });
+    }));
+
   test('listEvents returns a job and a node history in order, with data, honouring the limit', () =>
     withStore(open, async (store) => {
       const a = await assigned(store, 'job-1', 'att-1', 'node-1', T0);

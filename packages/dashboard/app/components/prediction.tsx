@@ -1,0 +1,29 @@
+/** Issue 17: a job's predicted run time, end and how earlier predictions fared, as rows of the job's Summary. */
+import type { ReactNode } from 'react';
+import type { RunPrediction } from '@gpux/protocol';
+import { dateTime, duration } from '../lib/format.js';
+
+const BASIS: Record<RunPrediction['basis'], string> = {
+  family: 'runs of this job family (same image, name and resources)',
+  'buyer-image': 'your runs of this image',
+  image: "everyone's runs of this image and name",
+  shape: 'runs of jobs this size',
+  fleet: 'all runs on this coordinator',
+  estimate: 'your estimate',
+  none: '',
+};
+
+export function predictionText(p: RunPrediction): string {
+  if (!p.runTimeMs) return 'Unknown yet: no earlier runs to learn from';
+  return `About ${duration(p.runTimeMs.median)} (90%: under ${duration(p.runTimeMs.p90)}), from ${p.samples} ${BASIS[p.basis]}`;
+}
+
+export function predictionFacts(p: RunPrediction): Array<[string, ReactNode]> {
+  const a = p.buyerAccuracy;
+  const rows: Array<[string, ReactNode]> = [['Predicted run', <span key="p" data-testid="prediction-run">{predictionText(p)}</span>]];
+  if (p.finishAt) rows.push(['Predicted end', `${dateTime(p.finishAt.median)} (90%: by ${dateTime(p.finishAt.p90)})`]);
+  if (a.runs > 0 && a.medianErrorRatio !== null && a.p90Coverage !== null) {
+    rows.push(['Predictions so far', `your last ${a.runs} predicted runs: typically ${Math.round((a.medianErrorRatio - 1) * 100)}% off, ${Math.round(a.p90Coverage * 100)}% ended within the 90% figure`]);
+  }
+  return rows;
+}

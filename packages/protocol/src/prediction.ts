@@ -1,0 +1,29 @@
+/** Issue 17: what the network's own finished runs say of a job's run time, as buyers see it. */
+import { z } from 'zod';
+
+export const PREDICTION_BASES = ['family', 'buyer-image', 'image', 'shape', 'fleet', 'estimate', 'none'] as const;
+
+export const RunPrediction = z.object({
+  runTimeMs: z
+    .object({ median: z.number().int(), p90: z.number().int() })
+    .nullable()
+    .describe('Predicted run time, ms: the median and the 90th percentile of the earlier runs it comes from; null when nothing is known yet'),
+  basis: z
+    .enum(PREDICTION_BASES)
+    .describe(
+      'Which earlier succeeded runs: family (same buyer, image, job name and resources), buyer-image, image (same image and name, any buyer), shape (same GPU count, CPU and memory sizes, priority), fleet (all runs), or none',
+    ),
+  samples: z.number().int().describe('How many earlier runs the figure comes from (the last ones, at most 32 per group)'),
+  finishAt: z
+    .object({ median: z.number().int(), p90: z.number().int() })
+    .nullable()
+    .describe('A running job: when it should end (its start plus the run time, never before now), epoch ms; null otherwise'),
+  buyerAccuracy: z
+    .object({
+      runs: z.number().int().describe("The buyer's runs that had a prediction before they ended"),
+      medianErrorRatio: z.number().nullable().describe('Typical miss as a ratio (1.25: predictions were typically 25% off either way); null with no runs'),
+      p90Coverage: z.number().nullable().describe('Share of those runs that ended within the predicted p90 (0.9 when calibrated); null with no runs'),
+    })
+    .describe("How this coordinator's predictions fared for the job's buyer (since the coordinator process started)"),
+});
+export type RunPrediction = z.infer<typeof RunPrediction>;
