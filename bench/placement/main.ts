@@ -22,7 +22,7 @@ const FLAGS = {
   'naive-budget-s': 'decision time the naive placer gets per size, seconds (default 10)',
   sample: "feasible nodes the engine scores per job at most (default: the engine's, 128)",
   'per-group': "GPU jobs: feasible nodes scored per GPU class and free-GPU level (default: the engine's, 2)",
-  'min-sample': "GPU jobs: the sample's floor when classes and levels are few (default: the engine's, 32)",
+  'min-sample': "GPU jobs: the sample's floor when classes and levels are few (default: the engine's, 16)",
   'max-visits': 'nodes the engine looks at per job at most (default 512)',
   'no-pass': 'skip the whole-pass row (the engine as the coordinator calls it, a window at a time)',
   buyers: 'synthetic buyers the jobs are dealt to (default 50)',

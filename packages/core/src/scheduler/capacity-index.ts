@@ -26,7 +26,7 @@ import { CPU_CLASS, marketClassOf } from '../market/classes.js';
 import type { ClassQuote } from '../market/clearing.js';
 import type { NodeProofRecord, NodeRecord } from '../records.js';
 import { emptyReputation, type ReputationState } from '../trust/reputation.js';
-import { type GpuClassInfo, classRejection, gpuClassOf } from './gpu-class.js';
+import { classRejection, type GpuClassInfo, gpuClassOf } from './gpu-class.js';
 import { emptyNodeStats, type NodeStats } from './node-stats.js';
 import { QuoteBook } from './quotes.js';
 import type { JobRequirements, TrustTier } from './requirements.js';
@@ -57,6 +57,17 @@ export interface Pool {
   /** GPUs of this class on the pool's schedulable nodes, and how many of them are free (kept on every move; scarcity.ts). */
   gpus: number;
   freeGpus: number;
+  /**
+   * The pool's schedulable nodes by size, for the rare-size prior (scarcity.ts): counts by whole cores (cpuBucketOf)
+   * and by memory (memSizeBucketOf) of the node's total, kept when a node joins or leaves the pool's schedulable set.
+   */
+  nodes: number;
+  byCores: number[];
+  byMemory: number[];
+  /** Suffix sums of byCores and byMemory (nodes at least this large), rebuilt on the next read after a change. */
+  coresAtLeast: number[];
+  memoryAtLeast: number[];
+  sizesDirty: boolean;
 }
 
 /** Nodes of one (pool, free GPUs, whole free cores) cell, or of one CPU bucket, with a bound on their free memory. */
@@ -167,6 +178,37 @@ export interface Reservation {
 export const CPU_BUCKETS = 257;
 export const cpuBucketOf = (free: number) => (free <= 0 ? 0 : Math.min(CPU_BUCKETS - 1, Math.floor(free + 1e-9)));
 
+/** Memory size buckets (Pool.byMemory): quarter octaves of GiB, 1 GiB to 64 TiB. */
+export const MEM_SIZE_BUCKETS = 65;
+export const memSizeBucketOf = (mb: number) => (mb < 1024 ? 0 : Math.min(MEM_SIZE_BUCKETS - 1, Math.floor(4 * Math.log2(mb / 1024) + 1e-9)));
+
+/** A node joins (+1) or leaves (−1) its pools' schedulable sets: their size counts. */
+function countSizes(n: NodeCapacity, sign: 1 | -1): void {
+  const cb = cpuBucketOf(n.cpuCores);
+  const mb = memSizeBucketOf(n.memoryMb);
+  for (const s of n.slots) {
+    const p = s.pool;
+    p.nodes += sign;
+    p.byCores[cb] = (p.byCores[cb] as number) + sign;
+    p.byMemory[mb] = (p.byMemory[mb] as number) + sign;
+    p.sizesDirty = true;
+  }
+}
+
+/**
+ * Schedulable nodes of the pool at least this large in cores and at least this large in memory, each counted alone,
+ * the smaller count (whole cores, quarter octaves of memory): how rare room of this size is in the pool. O(1) but
+ * after a node joined or left the pool (one walk over its size buckets).
+ */
+export function nodesAtLeast(pool: Pool, cores: number, memoryMb: number): number {
+  if (pool.sizesDirty) {
+    for (let b = CPU_BUCKETS - 1; b >= 0; b--) pool.coresAtLeast[b] = (pool.coresAtLeast[b + 1] as number) + (pool.byCores[b] as number);
+    for (let b = MEM_SIZE_BUCKETS - 1; b >= 0; b--) pool.memoryAtLeast[b] = (pool.memoryAtLeast[b + 1] as number) + (pool.byMemory[b] as number);
+    pool.sizesDirty = false;
+  }
+  return Math.min(pool.coresAtLeast[cpuBucketOf(cores)] as number, pool.memoryAtLeast[memSizeBucketOf(memoryMb)] as number);
+}
+
 export class CapacityIndex {
   private readonly nodes = new Map<string, NodeCapacity>();
   private readonly reservations = new Map<string, Reservation>();
@@ -188,7 +230,10 @@ export class CapacityIndex {
   upsertNode(node: NodeRecord, stats?: NodeStats): NodeCapacity {
     const ad = node.advertisement;
     const old = this.nodes.get(node.id);
-    if (old) this.unbucket(old);
+    if (old) {
+      if (old.schedulable) countSizes(old, -1);
+      this.unbucket(old);
+    }
     const first = ad.gpus[0];
     const gpuClass = first ? marketClassOf(first) : undefined;
     const n: NodeCapacity = {
@@ -255,6 +300,7 @@ export class CapacityIndex {
     if (node.status === 'online' && node.adminState === 'active' && n.proofBlock === null) {
       n.schedulable = true;
       this.bucket(n);
+      countSizes(n, 1);
     }
     return n;
   }
@@ -265,8 +311,10 @@ export class CapacityIndex {
     if (schedulable) {
       n.schedulable = true;
       this.bucket(n);
+      countSizes(n, 1);
     } else {
       this.unbucket(n);
+      countSizes(n, -1);
       n.schedulable = false;
     }
   }
@@ -483,6 +531,12 @@ export class CapacityIndex {
         liveMask: 0,
         gpus: 0,
         freeGpus: 0,
+        nodes: 0,
+        byCores: new Array<number>(CPU_BUCKETS).fill(0),
+        byMemory: new Array<number>(MEM_SIZE_BUCKETS).fill(0),
+        coresAtLeast: new Array<number>(CPU_BUCKETS + 1).fill(0),
+        memoryAtLeast: new Array<number>(MEM_SIZE_BUCKETS + 1).fill(0),
+        sizesDirty: false,
       };
       this.pools.set(key, p);
       this.poolCache.clear();

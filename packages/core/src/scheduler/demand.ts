@@ -71,7 +71,8 @@ export class DemandProfile {
 
   /** Usable GPUs the placement of `req` on `node` (GPUs from `slot`) takes from the remaining demand, per job of it. */
   loss(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined): number {
-    if (this.total <= 0) return 0;
+    // No free GPU: no type could fill any, before or after (CPU-only jobs on full GPU nodes, most of a busy fleet).
+    if (this.total <= 0 || node.freeGpuCount === 0) return 0;
     const fc = node.freeCpu;
     const fm = node.freeMemoryMb;
     const cpu = fc - req.cpu;

@@ -13,7 +13,8 @@
  * search (exact-search.ts) walks the index's fit cells, so a job waits only when no node in the index fits it.
  *
  * Scarcity (issue 18, scarcity.ts): in a pass, jobs with a choice of GPU pools are steered off the pools the
- * window's model-constrained jobs need and off the last free GPUs and last emptiest nodes of a pool, and within one
+ * window's model-constrained jobs need, off pools drained further than the fleet, off the last free GPUs and last
+ * emptiest nodes of a pool and off the pool's rarely large room, and within one
  * round of the fair order the jobs fewest GPUs can take go first. Demand (demand.ts): in a pass, a job takes the node
  * where it leaves the most the window's other jobs can still use (no GPUs stranded without cores or memory).
  */
@@ -21,14 +22,14 @@ import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
 import type { JobRecord, Placement } from '../records.js';
 import type { CapacityIndex, NodeCapacity, PoolSlot } from './capacity-index.js';
-import { bestSlot, pickGpus, stakeLockAt } from './filters.js';
+import { DemandProfile } from './demand.js';
+import { searchExact } from './exact-search.js';
 import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
+import { bestSlot, pickGpus, stakeLockAt } from './filters.js';
 import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
-import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
-import { searchExact } from './exact-search.js';
-import { DemandProfile } from './demand.js';
 import { PoolPressure } from './scarcity.js';
+import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
 import { type Candidate, type SearchLimits, type SearchResult, searchCandidates } from './search.js';
 import type { PlacementContext, Scheduler } from './types.js';
 
@@ -221,7 +222,7 @@ export class PlacementEngine implements Scheduler {
     let score = scoreNode(req, node, slot, now, this.weights, this.halfLifeMs);
     const p = this.pressure;
     // The prior is packing (where to leave room): it scales with the packing weight, and packing 0 turns it off.
-    if (p) score += this.scarcityWeight * p.score(slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(slot, req.gpuCount);
+    if (p) score += this.scarcityWeight * p.score(slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(slot, req.gpuCount, req.cpu, req.memoryMb);
     const d = this.demand;
     if (d) score -= this.demandWeight * d.loss(req, node, slot);
     return score;
