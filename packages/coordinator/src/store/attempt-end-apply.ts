@@ -8,15 +8,15 @@
  */
 import { type AttemptEndPenalty, type AttemptEndPlan, type JobRecord, newId } from '@gpux/core';
 import type { OutputFile } from '@gpux/protocol';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { cryptoRandom } from '../random.js';
 import { chunks, type StoreContext } from './context.js';
 import type { NewEvent } from './events.js';
-import { postTransferIn } from './ledger.js';
+import { postTransferIn, postTransfersIn } from './ledger.js';
 import { autoCordonIn, suspendNodeIn, writeExpectationIn, writeNodeStatsIn } from './node-stats.js';
-import { applyReputationIn } from './reputation.js';
+import { applyReputationIn, applyReputationToRowIn } from './reputation.js';
 import { type AttemptRow, jobFromRow } from './rows.js';
-import type { Database } from './schema.js';
+import type { Database, NodeReputationTable } from './schema.js';
 import { writeFeeCarriesIn } from './settlement.js';
 import { stopSiblingIn, writeJobMoveIn } from './transition.js';
 
@@ -35,7 +35,7 @@ export async function applyAttemptEndIn(
   trx: Kysely<Database>,
   ctx: StoreContext,
   plan: AttemptEndPlan,
-  q: { now: number; outputs?: readonly OutputFile[] },
+  q: { now: number; outputs?: readonly OutputFile[]; reputation?: Selectable<NodeReputationTable> | null },
 ): Promise<AppliedAttemptEnd> {
   const a = plan.attempt;
   const report = a.report
@@ -57,7 +57,8 @@ export async function applyAttemptEndIn(
   const outputRows = (q.outputs ?? []).map((f) => ({ attempt_id: a.id, path: f.path, size: f.size, sha256: f.sha256, content: f.content ?? null, blob: f.blob ? 1 : 0, plain_sha256: f.encrypted?.sha256 ?? null, plain_size: f.encrypted?.size ?? null }));
   for (const batch of chunks(outputRows, 8, ctx.q)) await trx.insertInto('outputs').values(batch).execute();
   for (const stop of plan.siblings) await stopSiblingIn(trx, stop, q.now);
-  for (const t of plan.transfers) await postTransferIn(trx, t);
+  // In the plan's order, as if posted one by one (ledger.ts), in three statements.
+  await postTransfersIn(trx, plan.transfers);
   await writeFeeCarriesIn(trx, plan.carries);
   const job = plan.job ? jobFromRow(await writeJobMoveIn(trx, row.job_id, plan.job.row)) : null;
   const nodeEvents: NewEvent[] = [];
@@ -68,7 +69,9 @@ export async function applyAttemptEndIn(
   }
   const penaltyEvents: NewEvent[] = [];
   for (const p of plan.penalties) penaltyEvents.push(...(await applyPenaltyIn(trx, p)));
-  if (plan.reputation) await applyReputationIn(trx, ctx, row.node_id, plan.reputation, q.now);
+  // The node's reputation row as the load read it (SQLite; nothing above writes it), else read now.
+  if (plan.reputation && q.reputation !== undefined) await applyReputationToRowIn(trx, ctx, { nodeId: row.node_id, kind: plan.reputation, at: q.now }, q.reputation);
+  else if (plan.reputation) await applyReputationIn(trx, ctx, row.node_id, plan.reputation, q.now);
   return { row, job, nodeEvents, penaltyEvents };
 }
 

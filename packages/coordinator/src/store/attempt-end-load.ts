@@ -25,23 +25,23 @@ import {
   type NodeFacts,
 } from '@gpux/core';
 import type { Asset } from '@gpux/protocol';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { attemptFactsFromRow } from './attempt-end-rows.js';
 import type { StoreContext } from './context.js';
 import { selectJobRow } from './jobs.js';
 import { balanceIn } from './ledger.js';
-import { readExpectationIn, readNodeStatsIn } from './node-stats.js';
-import { type AttemptRow, jobFromRow } from './rows.js';
-import type { Database } from './schema.js';
+import { readExpectationIn, readNodeRecordsIn, readNodeStatsIn } from './node-stats.js';
+import { type AttemptRow, type JobRow, jobFromRow } from './rows.js';
+import type { Database, NodeReputationTable } from './schema.js';
 import { lockFeeCarriesIn } from './settlement.js';
 import { activeSiblingsIn } from './transition.js';
 
 export async function loadAttemptEndIn(
   trx: Kysely<Database>,
   ctx: StoreContext,
-  q: { row: AttemptRow; cause: AttemptEndCause; now: number; policy: AttemptEndPolicy },
-): Promise<AttemptEndSnapshot> {
-  const jobRow = await selectJobRow(trx, ctx, q.row.job_id, true);
+  q: { row: AttemptRow; jobRow?: JobRow; cause: AttemptEndCause; now: number; policy: AttemptEndPolicy },
+): Promise<{ snapshot: AttemptEndSnapshot; reputation?: Selectable<NodeReputationTable> | null }> {
+  const jobRow = q.jobRow ?? (await selectJobRow(trx, ctx, q.row.job_id, true));
   if (!jobRow) throw new Error(`invariant: attempt ${q.row.id} has no job ${q.row.job_id}`);
   const job = jobFromRow(jobRow);
   const attempt = attemptFactsFromRow(q.row);
@@ -57,7 +57,7 @@ export async function loadAttemptEndIn(
   const basis: AttemptEndBasis = { now: q.now, attempt, cause: q.cause, job, siblings, escrow };
   if (q.cause.kind === 'lease-expired') basis.node = await readNodeFactsIn(trx, attempt.nodeId);
   const needs = attemptEndNeeds(basis, q.policy);
-  const carries = await lockFeeCarriesIn(trx, needs.carries);
+  const carries = await lockFeeCarriesIn(trx, ctx, needs.carries);
   const snapshot: AttemptEndSnapshot = { ...basis, carries };
   const wallets = await lockWalletsIn(trx, ctx, [
     ...(needs.wallet ? [{ account: ACCOUNTS.wallet(job.buyerId), asset: needs.wallet }] : []),
@@ -69,9 +69,11 @@ export async function loadAttemptEndIn(
   // A forwarded attempt's peer:<id> has no track record here (the peer keeps its nodes' own): an empty one to plan
   // with, and endAttemptIn writes nothing for it.
   const peer = isPeerNodeId(attempt.nodeId);
-  if (needs.nodeStats) snapshot.nodeStats = peer ? emptyNodeStats(q.now) : await readNodeStatsIn(trx, attempt.nodeId, q.now);
+  // SQLite reads the node's reputation row with its record: the plan's reputation event then needs no read of its own.
+  const records = needs.nodeStats && !peer && !ctx.q.forUpdate ? await readNodeRecordsIn(trx, attempt.nodeId, q.now) : undefined;
+  if (needs.nodeStats) snapshot.nodeStats = peer ? emptyNodeStats(q.now) : (records?.stats ?? (await readNodeStatsIn(trx, attempt.nodeId, q.now)));
   if (needs.expectation) snapshot.expectation = peer ? null : await readExpectationIn(trx, job, attempt.nodeId, attempt.gpuIndices);
-  return snapshot;
+  return records ? { snapshot, reputation: records.reputation } : { snapshot };
 }
 
 const walletKey = (account: string, asset: Asset) => `${asset}\u0000${account}`;

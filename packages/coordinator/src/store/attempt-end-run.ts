@@ -11,12 +11,14 @@ import { applyAttemptEndIn } from './attempt-end-apply.js';
 import { loadAttemptEndIn } from './attempt-end-load.js';
 import type { StoreContext } from './context.js';
 import { insertEvents } from './events.js';
-import { type AttemptRow, attemptFromRow } from './rows.js';
+import { type AttemptRow, attemptFromRow, type JobRow } from './rows.js';
 import type { Database } from './schema.js';
 import { afterAttemptEndIn } from './verification.js';
 
 export interface AttemptEndRun {
   row: AttemptRow;
+  /** The job's row when the caller already holds it locked (PostgreSQL's lock order reads it first); else read here. */
+  jobRow?: JobRow;
   cause: AttemptEndCause;
   decide: TransitionDecider;
   now: number;
@@ -31,9 +33,9 @@ export async function endAttemptIn(
   r: AttemptEndRun,
 ): Promise<{ attempt: AttemptRecord; job: JobRecord; plan: AttemptEndPlan }> {
   const policy = { decide: r.decide, nodeStats: ctx.policy };
-  const snapshot = await loadAttemptEndIn(trx, ctx, { row: r.row, cause: r.cause, now: r.now, policy });
+  const { snapshot, reputation } = await loadAttemptEndIn(trx, ctx, { row: r.row, ...(r.jobRow ? { jobRow: r.jobRow } : {}), cause: r.cause, now: r.now, policy });
   const plan = withoutPeerNode(planAttemptEnd(snapshot, policy), r.row.node_id);
-  const applied = await applyAttemptEndIn(trx, ctx, plan, { now: r.now, ...(r.outputs ? { outputs: r.outputs } : {}) });
+  const applied = await applyAttemptEndIn(trx, ctx, plan, { now: r.now, ...(r.outputs ? { outputs: r.outputs } : {}), ...(reputation !== undefined ? { reputation } : {}) });
   const job = applied.job ?? snapshot.job;
   const attempt = attemptFromRow(applied.row);
   const verification = await afterAttemptEndIn(trx, ctx, {

@@ -24,7 +24,7 @@ import { deadlinesOf, inTx, type StoreContext } from './context.js';
 import { insertEvents } from './events.js';
 import { groupTx } from './group-commit.js';
 import { selectJobRow } from './jobs.js';
-import { type AttemptRow, attemptFromRow, jobFromRow, outputFromRow } from './rows.js';
+import { type AttemptRow, attemptFromRow, type JobRow, jobFromRow, outputFromRow } from './rows.js';
 import type { Database } from './schema.js';
 
 const ACTIVE: AttemptState[] = ['assigned', 'running'];
@@ -44,15 +44,32 @@ function selectAttemptRow(trx: Kysely<Database>, ctx: StoreContext, id: string, 
  * on PostgreSQL. So the attempt's job id is read unlocked, the job locked, then the attempt.
  */
 export async function lockAttempt(trx: Kysely<Database>, ctx: StoreContext, id: string): Promise<AttemptRow | undefined> {
-  if (!ctx.q.forUpdate) return selectAttemptRow(trx, ctx, id, false);
-  const peek = await trx.selectFrom('attempts').select('job_id').where('id', '=', id).executeTakeFirst();
-  if (!peek) return undefined;
-  await selectJobRow(trx, ctx, peek.job_id, true);
-  return selectAttemptRow(trx, ctx, id, true);
+  return (await lockAttemptAndJob(trx, ctx, id))?.row;
 }
 
-async function jobOf(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, lock: boolean): Promise<JobRecord> {
-  const row = await selectJobRow(trx, ctx, a.job_id, lock);
+/**
+ * lockAttempt, and on PostgreSQL the job row it locked first (that lock keeps it as read): the caller passes it
+ * on rather than reading it again.
+ */
+async function lockAttemptAndJob(trx: Kysely<Database>, ctx: StoreContext, id: string): Promise<{ row: AttemptRow; jobRow?: JobRow } | undefined> {
+  if (!ctx.q.forUpdate) {
+    const row = await selectAttemptRow(trx, ctx, id, false);
+    return row && { row };
+  }
+  // The job id is read unlocked inside the statement that locks the job: one round trip.
+  const jobRow = await trx
+    .selectFrom('jobs')
+    .selectAll()
+    .where('id', '=', (eb) => eb.selectFrom('attempts').select('job_id').where('id', '=', id))
+    .forUpdate()
+    .executeTakeFirst();
+  const row = await selectAttemptRow(trx, ctx, id, true);
+  return row && { row, ...(jobRow && jobRow.id === row.job_id ? { jobRow } : {}) };
+}
+
+/** The attempt's job: `locked` when the caller already holds its row (lockAttemptAndJob), else read (locked when `lock`). */
+async function jobOf(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, lock: boolean, locked?: JobRow): Promise<JobRecord> {
+  const row = locked ?? (await selectJobRow(trx, ctx, a.job_id, lock));
   if (!row) throw new Error(`invariant: attempt ${a.id} has no job ${a.job_id}`);
   return jobFromRow(row);
 }
@@ -82,17 +99,34 @@ export async function listActiveAttempts(ctx: StoreContext, nodeId?: string): Pr
 export function startAttempt(ctx: StoreContext, attemptId: string, nodeId: string, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
   // Starts arriving together share one durable commit (group-commit.ts).
   return groupTx(ctx, 'start', async (trx) => {
-    const a = await lockAttempt(trx, ctx, attemptId);
+    const locked = await lockAttemptAndJob(trx, ctx, attemptId);
+    const a = locked?.row;
     if (!a || a.node_id !== nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${attemptId} not found for node ${nodeId}`);
-    if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false) };
+    if (a.state === 'running') return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false, locked?.jobRow) };
     if (a.state !== 'assigned') throw new GpuxError('CONFLICT', `attempt ${attemptId} is ${a.state}, no longer active`);
-    return startAttemptIn(trx, ctx, a, now);
+    return startAttemptIn(trx, ctx, a, now, locked?.jobRow);
   });
 }
 
-/** An assigned attempt, locked by the caller (lockAttempt), starts: it runs, and its job too if it follows it. */
-export async function startAttemptIn(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, now: number): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
-  let job = await jobOf(trx, ctx, a, true);
+/**
+ * An assigned attempt, locked by the caller (lockAttempt), starts: it runs, and its job too if it follows it.
+ * `jobRow`: the job's row when the caller already holds it locked.
+ */
+export async function startAttemptIn(trx: Kysely<Database>, ctx: StoreContext, a: AttemptRow, now: number, jobRow?: JobRow): Promise<{ attempt: AttemptRecord; job: JobRecord }> {
+  const leader = a.gang_leader ?? a.id;
+  // Without the job's row in hand, its move (below) is tried first as a conditional update returning the row:
+  // one read less when the job follows this attempt. startedAt keeps the first start across retries.
+  const moved = jobRow
+    ? undefined
+    : await trx
+        .updateTable('jobs')
+        .set({ state: 'running', started_at: sql<number>`coalesce(started_at, ${now})`, updated_at: now })
+        .where('id', '=', a.job_id)
+        .where('state', '=', 'assigned')
+        .where('current_attempt_id', '=', leader)
+        .returningAll()
+        .executeTakeFirst();
+  let job = moved ? jobFromRow(moved) : await jobOf(trx, ctx, a, true, jobRow);
   // From now on the job's timeout counts: no heartbeat leases the attempt past this (store nodes.ts heartbeat).
   const started = await trx
     .updateTable('attempts')
@@ -100,8 +134,7 @@ export async function startAttemptIn(trx: Kysely<Database>, ctx: StoreContext, a
     .where('id', '=', a.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  if (job.state === 'assigned' && job.currentAttemptId === (a.gang_leader ?? a.id)) {
-    // startedAt keeps the first start across retries.
+  if (!moved && job.state === 'assigned' && job.currentAttemptId === leader) {
     const row = await trx
       .updateTable('jobs')
       .set({ state: 'running', started_at: job.startedAt ?? now, updated_at: now })
@@ -129,18 +162,20 @@ export function finishAttempt(
 ): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }> {
   checkOutputs(input.outputs);
   return inTx(ctx, async (trx) => {
-    const a = await lockAttempt(trx, ctx, input.attemptId);
+    const locked = await lockAttemptAndJob(trx, ctx, input.attemptId);
+    const a = locked?.row;
     if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);
+    const jobRow = locked?.jobRow;
     if (!ACTIVE.includes(a.state as AttemptState)) {
       // Ended with a signed commitment: only the very same commitment repeats it; another one is a conflict
       // (and, validly signed, equivocation: services/agent.ts records it after this refusal).
       if (a.commitment && input.commitment !== undefined) {
-        if (a.commitment === input.commitment && a.state === input.outcome) return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
+        if (a.commitment === input.commitment && a.state === input.outcome) return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false, jobRow), duplicate: true };
         throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state} with another signed commitment; a different result cannot replace it`);
       }
       // A cancelled attempt the coordinator ended (cancel grace, gang stop) has no digest: any late 'cancelled' repeats it.
       if (a.state === input.outcome && (a.output_digest === input.outputDigest || a.state === 'cancelled')) {
-        return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false), duplicate: true };
+        return { attempt: attemptFromRow(a), job: await jobOf(trx, ctx, a, false, jobRow), duplicate: true };
       }
       const why = a.state === 'lost' ? ' (its lease expired first)' : '';
       throw new GpuxError('CONFLICT', `attempt ${input.attemptId} already ended as ${a.state}${why}; a different result cannot replace it`);
@@ -157,6 +192,7 @@ export function finishAttempt(
     };
     const ended = await endAttemptIn(trx, ctx, {
       row: a,
+      ...(jobRow ? { jobRow } : {}),
       cause,
       decide,
       now: input.now,
@@ -174,9 +210,11 @@ export function refuseAttempt(
   decide: TransitionDecider,
 ): Promise<{ ended: false } | { ended: true; job: JobRecord }> {
   return inTx(ctx, async (trx) => {
-    const a = await lockAttempt(trx, ctx, input.attemptId);
+    const locked = await lockAttemptAndJob(trx, ctx, input.attemptId);
+    const a = locked?.row;
     if (!a || a.node_id !== input.nodeId || a.state !== 'assigned') return { ended: false as const };
-    const ended = await endAttemptIn(trx, ctx, { row: a, cause: { kind: 'refused', reason: input.reason }, decide, now: input.now });
+    const jobRow = locked?.jobRow;
+    const ended = await endAttemptIn(trx, ctx, { row: a, ...(jobRow ? { jobRow } : {}), cause: { kind: 'refused', reason: input.reason }, decide, now: input.now });
     return { ended: true as const, job: ended.job };
   });
 }
@@ -206,12 +244,13 @@ export async function expireLeases(ctx: StoreContext, now: number, decide: Trans
   const lost: LostAttempt[] = [];
   for (const c of candidates) {
     const one = await inTx(ctx, async (trx): Promise<LostAttempt | undefined> => {
-      if (ctx.q.forUpdate) await selectJobRow(trx, ctx, c.job_id, true);
+      const jobRow = ctx.q.forUpdate ? await selectJobRow(trx, ctx, c.job_id, true) : undefined;
       const a = await selectAttemptRow(trx, ctx, c.id, true);
       if (!a) return undefined;
       const facts = attemptFactsFromRow(a);
       if (!leaseHasExpired(facts, now)) return undefined;
-      const ended = await endAttemptIn(trx, ctx, { row: a, cause: { kind: 'lease-expired' }, decide, now });
+      const locked = jobRow && jobRow.id === a.job_id ? { jobRow } : {};
+      const ended = await endAttemptIn(trx, ctx, { row: a, ...locked, cause: { kind: 'lease-expired' }, decide, now });
       const outcome = ended.plan.end.outcome as LostAttempt['outcome'];
       const deadline = outcome === 'lost' && leaseReachedDeadline(facts);
       return { attemptId: a.id, jobId: a.job_id, nodeId: a.node_id, jobState: ended.job.state, outcome, ...(deadline ? { cause: 'deadline' as const } : {}) };

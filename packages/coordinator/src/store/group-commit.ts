@@ -5,8 +5,10 @@
  * nothing in latency and a busy one pays one disk flush, one wallet row lock and one connection per group
  * rather than per job.
  *
- * Each verb runs in a savepoint of its own: a verb that throws (INSUFFICIENT_FUNDS, CONFLICT) is rolled back
- * alone and gets its own error; the others commit. Every caller hears its answer only after the shared COMMIT
+ * A verb that throws (INSUFFICIENT_FUNDS, CONFLICT) is rolled back alone and gets its own error; the others
+ * commit. A group first runs without savepoints (two statements less per verb); when a verb throws, that
+ * transaction is rolled back whole and the group runs again with a savepoint per verb, as do the next
+ * CAREFUL_GROUPS groups of its kind (a buyer at its limit makes every group fail for a while). Every caller hears its answer only after the shared COMMIT
  * returned (durable before acknowledged); when the transaction itself fails (the commit, a lost fence, a
  * dropped connection), nothing of it is durable and every verb of the group gets that error. A group of one
  * is a plain transaction (no savepoint).
@@ -35,7 +37,12 @@ interface Waiting {
 interface Group {
   queue: Waiting[];
   running: boolean;
+  /** Groups still to run with savepoints after a verb threw. */
+  careful: number;
 }
+
+/** Groups of a kind that run with savepoints after one of its verbs threw. */
+const CAREFUL_GROUPS = 16;
 
 /** What a group commits: verbs of one kind only, so a group's locks stay those of one verb, repeated. */
 export type GroupKind = 'submit' | 'start';
@@ -52,7 +59,7 @@ export function groupTx<T>(ctx: StoreContext, kind: GroupKind, fn: (trx: Kysely<
   }
   let group = byKind.get(kind);
   if (!group) {
-    group = { queue: [], running: false };
+    group = { queue: [], running: false, careful: 0 };
     byKind.set(kind, group);
   }
   const g = group;
@@ -75,7 +82,7 @@ async function drain(ctx: StoreContext, g: Group): Promise<void> {
       // One turn of the event loop first: requests that arrived meanwhile join this group. SQLite's driver
       // is synchronous, so none is read while a transaction runs; without this turn every group is one verb.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      await runGroup(ctx, g.queue.splice(0, GROUP_COMMIT_MAX));
+      await runGroup(ctx, g, g.queue.splice(0, GROUP_COMMIT_MAX));
     }
   } finally {
     g.running = false;
@@ -84,12 +91,46 @@ async function drain(ctx: StoreContext, g: Group): Promise<void> {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-async function runGroup(ctx: StoreContext, batch: Waiting[]): Promise<void> {
+/** A verb threw in a group run without savepoints: the transaction is rolled back and the group runs again. */
+class VerbThrew extends Error {}
+
+async function runGroup(ctx: StoreContext, g: Group, batch: Waiting[]): Promise<void> {
   const only = batch.length === 1 ? batch[0] : undefined;
   if (only) {
     await inTx(ctx, only.fn).then(only.resolve, only.reject);
     return;
   }
+  if (g.careful > 0) g.careful--;
+  else if (await runWithoutSavepoints(ctx, batch)) return;
+  else g.careful = CAREFUL_GROUPS;
+  await runWithSavepoints(ctx, batch);
+}
+
+/** The group in one transaction, no savepoints. False (nothing committed, no one answered) when a verb threw. */
+async function runWithoutSavepoints(ctx: StoreContext, batch: Waiting[]): Promise<boolean> {
+  let values: unknown[];
+  try {
+    values = await inTx(ctx, async (trx) => {
+      const out: unknown[] = [];
+      for (const w of batch) {
+        try {
+          out.push(await w.fn(trx));
+        } catch {
+          throw new VerbThrew();
+        }
+      }
+      return out;
+    });
+  } catch (err) {
+    if (err instanceof VerbThrew) return false;
+    for (const w of batch) w.reject(err);
+    return true;
+  }
+  for (const [i, w] of batch.entries()) w.resolve(values[i]);
+  return true;
+}
+
+async function runWithSavepoints(ctx: StoreContext, batch: Waiting[]): Promise<void> {
   const outcomes: Outcome[] = [];
   try {
     await inTx(ctx, async (trx) => {

@@ -34,13 +34,14 @@ function findByKey(trx: Kysely<Database>, buyerId: string, key: string): Promise
  * one after another; SQLite's write transaction is already exclusive. The count is one range of the
  * jobs_fair_claim index (state, buyer_id, …), at most `max` entries.
  */
-async function checkQueuedLimit(trx: Kysely<Database>, ctx: StoreContext, buyerId: string, max: number): Promise<void> {
+async function checkQueuedLimit(trx: Kysely<Database>, ctx: StoreContext, buyerId: string, max: number, newJobId: string): Promise<void> {
   if (ctx.q.forUpdate) await sql`select pg_advisory_xact_lock(7007, hashtext(${buyerId}))`.execute(trx);
   const row = await trx
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('state', '=', 'queued')
     .where('buyer_id', '=', buyerId)
+    .where('id', '!=', newJobId)
     .executeTakeFirstOrThrow();
   const queued = Number(row.n);
   if (queued >= max) {
@@ -67,13 +68,9 @@ export async function submitJobIn(
   beforeHold?: (trx: Kysely<Database>) => Promise<void>,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const key = job.idempotencyKey;
-  if (key !== null) {
-    const existing = await findByKey(trx, job.buyerId, key);
-    if (existing) return { job: jobFromRow(existing), created: false };
-  }
-  if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued);
   const row = newJobRow(job);
-  // A concurrent submit with the same key (PostgreSQL) makes this insert a no-op; then read the winner.
+  // Inserted first: a job with the same key (an earlier submit, or a concurrent one on PostgreSQL) makes this a
+  // no-op, and that job is the answer; a new job then counts against the queue limit, whose refusal rolls it back.
   const inserted = await trx
     .insertInto('jobs')
     .values(row)
@@ -85,6 +82,7 @@ export async function submitJobIn(
     if (winner) return { job: jobFromRow(winner), created: false };
   }
   if (!inserted) throw new GpuxError('CONFLICT', `job ${job.id} could not be inserted`);
+  if (job.maxQueued !== undefined) await checkQueuedLimit(trx, ctx, job.buyerId, job.maxQueued, job.id);
   // Blob inputs must be the buyer's (issue 13): a refusal rolls the insert back.
   await insertJobInputBlobsIn(trx, job);
   if (beforeHold) await beforeHold(trx);

@@ -69,25 +69,57 @@ export async function balanceIn(trx: Kysely<Database>, ctx: StoreContext, accoun
 
 /** Post `t` in the caller's transaction. Throws INSUFFICIENT_FUNDS (the caller rolls back) or on an unbalanced transfer. */
 export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Promise<TransferRecord> {
-  assertBalanced(t.postings);
-  const postings = normalize(t.postings);
-  const applied: PostingRecord[] = [];
-  for (const p of postings) {
-    const row = await trx
-      .insertInto('ledger_balances')
-      .values({ account: p.account, asset: p.asset, balance: p.amount })
-      .onConflict((oc) => oc.columns(['account', 'asset']).doUpdateSet((eb) => ({ balance: eb('ledger_balances.balance', '+', eb.ref('excluded.balance')) })))
-      .returning('balance')
-      .executeTakeFirstOrThrow();
-    const after = Number(row.balance);
-    if (after < 0 && !mayGoNegative(p.account)) throw insufficientFunds(p.account, p.asset, after - p.amount, -p.amount);
-    // A driver may read a sum beyond 2^53 inexactly, but never as within it.
-    if (after > MAX_AMOUNT || after < -MAX_AMOUNT) throw amountLimit(p.account, p.asset, after - p.amount, p.amount);
-    applied.push({ ...p, balanceAfter: after });
+  const [record] = await postTransfersIn(trx, [t]);
+  if (!record) throw new Error('invariant: a posted transfer has no record');
+  return record;
+}
+
+const balanceKey = (p: { account: string; asset: string }) => `${p.asset}\u0000${p.account}`;
+
+/**
+ * Post `transfers` in the caller's transaction as if one after another, in three statements whatever their
+ * number (one balance upsert, one insert of the transfers, one of the postings): each posting's balance_after
+ * and every refusal are those of posting them in order, computed back from the upsert's final balances. The
+ * balance rows are locked in (asset, account) order across the whole batch.
+ */
+export async function postTransfersIn(trx: Kysely<Database>, transfers: readonly NewTransfer[]): Promise<TransferRecord[]> {
+  if (transfers.length === 0) return [];
+  const each = transfers.map((t) => {
+    assertBalanced(t.postings);
+    return normalize(t.postings);
+  });
+  // Net per (asset, account), zero nets kept: every touched account gets its row, as posting one by one would.
+  const net = new Map<string, Posting>();
+  for (const p of each.flat()) {
+    const key = balanceKey(p);
+    net.set(key, { account: p.account, asset: p.asset, amount: (net.get(key)?.amount ?? 0) + p.amount });
   }
+  const balances = new Map<string, number>();
+  if (net.size > 0) {
+    const rows = await trx
+      .insertInto('ledger_balances')
+      .values([...net.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => ({ account: p.account, asset: p.asset, balance: p.amount })))
+      .onConflict((oc) => oc.columns(['account', 'asset']).doUpdateSet((eb) => ({ balance: eb('ledger_balances.balance', '+', eb.ref('excluded.balance')) })))
+      .returning(['account', 'asset', 'balance'])
+      .execute();
+    // The balance before the batch, then walked forward posting by posting.
+    for (const r of rows) balances.set(balanceKey(r), Number(r.balance) - (net.get(balanceKey(r))?.amount ?? 0));
+  }
+  const applied = each.map((postings) =>
+    postings.map((p): PostingRecord => {
+      const before = balances.get(balanceKey(p));
+      if (before === undefined) throw new Error(`invariant: no balance row returned for ${p.account} (${p.asset})`);
+      const after = before + p.amount;
+      if (after < 0 && !mayGoNegative(p.account)) throw insufficientFunds(p.account, p.asset, before, -p.amount);
+      // A driver may read a sum beyond 2^53 inexactly, but never as within it.
+      if (after > MAX_AMOUNT || after < -MAX_AMOUNT) throw amountLimit(p.account, p.asset, before, p.amount);
+      balances.set(balanceKey(p), after);
+      return { ...p, balanceAfter: after };
+    }),
+  );
   // The audit budget's running totals (treasury-flows.ts), in this transaction, after the treasury's row moved.
-  await countTreasuryFlowsIn(trx, t.kind, postings);
-  const record = {
+  for (const [i, t] of transfers.entries()) await countTreasuryFlowsIn(trx, t.kind, each[i] ?? []);
+  const records = transfers.map((t) => ({
     id: newId('tx', t.at, cryptoRandom),
     kind: t.kind,
     at: t.at,
@@ -96,19 +128,20 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
     attemptId: t.attemptId ?? null,
     nodeId: t.nodeId ?? null,
     reference: t.reference ?? null,
-  };
-  const { jobId, attemptId, nodeId, ...same } = record;
-  const head = await trx
+  }));
+  // Rows go in the transfers' order, so their seqs follow it as when posted one by one.
+  const heads = await trx
     .insertInto('ledger_transfers')
-    .values({ ...same, job_id: jobId, attempt_id: attemptId, node_id: nodeId })
-    .returning('seq')
-    .executeTakeFirstOrThrow();
-  const seq = Number(head.seq);
-  if (applied.length > 0) {
-    await trx
-      .insertInto('ledger_postings')
-      .values(applied.map((p) => ({ transfer_seq: seq, account: p.account, asset: p.asset, amount: p.amount, balance_after: p.balanceAfter })))
-      .execute();
-  }
-  return { ...record, seq, postings: applied };
+    .values(records.map(({ jobId, attemptId, nodeId, ...same }) => ({ ...same, job_id: jobId, attempt_id: attemptId, node_id: nodeId })))
+    .returning(['id', 'seq'])
+    .execute();
+  const seqOf = new Map(heads.map((h) => [h.id, Number(h.seq)]));
+  const out = records.map((record, i): TransferRecord => {
+    const seq = seqOf.get(record.id);
+    if (seq === undefined) throw new Error(`invariant: transfer ${record.id} has no seq`);
+    return { ...record, seq, postings: applied[i] ?? [] };
+  });
+  const postingRows = out.flatMap((r) => r.postings.map((p) => ({ transfer_seq: r.seq, account: p.account, asset: p.asset, amount: p.amount, balance_after: p.balanceAfter })));
+  if (postingRows.length > 0) await trx.insertInto('ledger_postings').values(postingRows).execute();
+  return out;
 }

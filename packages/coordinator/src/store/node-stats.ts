@@ -8,7 +8,7 @@ import { applyOutcome, emptyNodeStats, gpuClassOf, type JobRecord, type NodeStat
 import type { NodeAdvertisement } from '@gpux/protocol';
 import type { Kysely, Selectable } from 'kysely';
 import type { StoreContext } from './context.js';
-import type { Database, NodeStatsTable } from './schema.js';
+import type { Database, NodeReputationTable, NodeStatsTable } from './schema.js';
 
 function statsFromRow(r: Selectable<NodeStatsTable>): NodeStats {
   return {
@@ -25,6 +25,58 @@ function statsFromRow(r: Selectable<NodeStatsTable>): NodeStats {
 export async function readNodeStatsIn(trx: Kysely<Database>, nodeId: string, now: number): Promise<NodeStats> {
   const row = await trx.selectFrom('node_stats').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
   return row ? statsFromRow(row) : emptyNodeStats(now);
+}
+
+/**
+ * SQLite: the node's record and its reputation row (null: none yet) in one read, for an attempt's end (its plan
+ * applies both). Undefined when the node has no row: read them apart then. PostgreSQL locks the reputation row
+ * later, in the lock order (reputation.ts), so it reads them apart.
+ */
+export async function readNodeRecordsIn(
+  trx: Kysely<Database>,
+  nodeId: string,
+  now: number,
+): Promise<{ stats: NodeStats; reputation: Selectable<NodeReputationTable> | null } | undefined> {
+  const r = await trx
+    .selectFrom('nodes')
+    .leftJoin('node_stats', 'node_stats.node_id', 'nodes.id')
+    .leftJoin('node_reputation', 'node_reputation.node_id', 'nodes.id')
+    .select([
+      'node_stats.node_id as stats_node_id',
+      'node_stats.successes',
+      'node_stats.failures',
+      'node_stats.outages',
+      'node_stats.decayed_at',
+      'node_stats.runtime_ratio',
+      'node_stats.runtime_weight',
+      'node_stats.recent_failures',
+      'node_stats.updated_at as stats_updated_at',
+      'node_reputation.node_id as rep_node_id',
+      'node_reputation.good',
+      'node_reputation.bad',
+      'node_reputation.as_of',
+      'node_reputation.updated_at as rep_updated_at',
+    ])
+    .where('nodes.id', '=', nodeId)
+    .executeTakeFirst();
+  if (!r) return undefined;
+  const stats =
+    r.stats_node_id === null
+      ? emptyNodeStats(now)
+      : statsFromRow({
+          node_id: r.stats_node_id,
+          successes: r.successes as number,
+          failures: r.failures as number,
+          outages: r.outages as number,
+          decayed_at: r.decayed_at as number,
+          runtime_ratio: r.runtime_ratio ?? null,
+          runtime_weight: r.runtime_weight as number,
+          recent_failures: r.recent_failures as string,
+          updated_at: r.stats_updated_at as number,
+        });
+  const reputation =
+    r.rep_node_id === null ? null : { node_id: r.rep_node_id, good: r.good as number, bad: r.bad as number, as_of: r.as_of as number, updated_at: r.rep_updated_at as number };
+  return { stats, reputation };
 }
 
 export async function writeNodeStatsIn(trx: Kysely<Database>, nodeId: string, s: NodeStats, now: number): Promise<void> {

@@ -64,7 +64,21 @@ export async function applyReputationIn(
   at: number,
   halfLifeMs = DEFAULT_REPUTATION_HALF_LIFE_MS,
 ): Promise<void> {
-  const row = await selectForUpdate(trx, ctx, nodeId);
+  await applyReputationToRowIn(trx, ctx, { nodeId, kind, at, halfLifeMs }, await selectForUpdate(trx, ctx, nodeId));
+}
+
+/**
+ * applyReputationIn over the node's row (null: none yet) as this transaction already read it, locked on PostgreSQL
+ * (SQLite's write transaction is exclusive: a row read earlier in it is still the row).
+ */
+export async function applyReputationToRowIn(
+  trx: Kysely<Database>,
+  ctx: StoreContext,
+  e: { nodeId: string; kind: ReputationEventKind; at: number; halfLifeMs?: number },
+  row: Selectable<NodeReputationTable> | null | undefined,
+): Promise<void> {
+  const { nodeId, kind, at } = e;
+  const halfLifeMs = e.halfLifeMs ?? DEFAULT_REPUTATION_HALF_LIFE_MS;
   if (row) return updateRow(trx, row, applyReputationEvent(stateFromRow(row), kind, at, halfLifeMs), at);
   const first = applyReputationEvent(emptyReputation(at), kind, at, halfLifeMs);
   const inserted = await trx

@@ -57,11 +57,12 @@ export async function releaseEscrowIn(
 /**
  * Lock the treasury's balance row of each asset, then each provider's fee carry row (creating any that is
  * missing), in that order and sorted, and return the carries. The do-nothing updates are what take the row
- * locks on PostgreSQL.
+ * locks on PostgreSQL; SQLite's write transaction is exclusive, so there the treasury's is left out (the
+ * transfer that moves it creates its row).
  */
-export async function lockFeeCarriesIn(trx: Kysely<Database>, keys: readonly CarryKey[]): Promise<FeeCarry[]> {
+export async function lockFeeCarriesIn(trx: Kysely<Database>, ctx: StoreContext, keys: readonly CarryKey[]): Promise<FeeCarry[]> {
   const sorted = [...keys].sort((x, y) => cmp(x.asset, y.asset) || cmp(x.providerId, y.providerId));
-  for (const asset of [...new Set(sorted.map((k) => k.asset))]) {
+  for (const asset of ctx.q.forUpdate ? [...new Set(sorted.map((k) => k.asset))] : []) {
     await trx
       .insertInto('ledger_balances')
       .values({ account: ACCOUNTS.treasury, asset, balance: 0 })
@@ -129,7 +130,7 @@ export function settleRunning(ctx: StoreContext, now: number, minIntervalMs: num
       const asset = attempt.price?.asset as Asset;
       const input = { attempt, timeoutSeconds, holdPay: Number(job.hold_pay ?? 0) === 1, now, escrowLeft: await balanceIn(trx, ctx, ACCOUNTS.escrow(a.job_id), asset, true) };
       const key = settlementNeedsCarry(input);
-      const carry = key ? (await lockFeeCarriesIn(trx, [key]))[0]?.carry : undefined;
+      const carry = key ? (await lockFeeCarriesIn(trx, ctx, [key]))[0]?.carry : undefined;
       const piece = planSettlement({ ...input, ...(carry !== undefined ? { carry } : {}) });
       if (piece.transfer) await postTransferIn(trx, piece.transfer);
       if (piece.carry) await writeFeeCarriesIn(trx, [piece.carry]);

@@ -53,7 +53,10 @@ import { type CheckRun, isDisputeCheck, loadChecks, penaltyFromRow, snapshotOf, 
 
 /** What the attempt-end transaction tells the verification step (after the job moved). */
 export interface AttemptEndedInput {
-  /** The job as written by this attempt end (its new state). */
+  /**
+   * The job as written by this attempt end (its new state), from its whole row (spec with env and inputs): an
+   * audit re-runs exactly what the executor ran.
+   */
   job: JobRecord;
   /** The attempt as ended (state, commitment, output digest). */
   attempt: AttemptRecord;
@@ -136,13 +139,15 @@ export async function afterAttemptEndIn(trx: Kysely<Database>, ctx: StoreContext
 }
 
 /** Open the step of a job that ended with `attempt`'s committed result. Idempotent. */
-async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRecord, attempt: AttemptRecord, draw: number | undefined, now: number): Promise<NewEvent[]> {
-  if (await lockStep(trx, ctx, ended.id)) return [];
-  // The full job (spec with env and inputs): the audit re-runs exactly what the executor ran.
-  const row = await selectJobRow(trx, ctx, ended.id, false);
-  if (!row) throw new Error(`invariant: job ${ended.id} vanished`);
-  const job = jobFromRow(row);
-  const node = await trx.selectFrom('nodes').select(['provider_id', 'tier']).where('id', '=', attempt.nodeId).executeTakeFirst();
+async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, job: JobRecord, attempt: AttemptRecord, draw: number | undefined, now: number): Promise<NewEvent[]> {
+  if (await lockStep(trx, ctx, job.id)) return [];
+  // SQLite reads the node's audit streak in the same statement; PostgreSQL locks its row apart (auditHistoryIn).
+  const node = await trx
+    .selectFrom('nodes')
+    .select(['provider_id', 'tier'])
+    .$if(!ctx.q.forUpdate, (qb) => qb.select((eb) => eb.selectFrom('node_audits').select('consecutive_passes').whereRef('node_audits.node_id', '=', 'nodes.id').as('passes')))
+    .where('id', '=', attempt.nodeId)
+    .executeTakeFirst();
   const providerId = node?.provider_id ?? attempt.price?.providerId ?? null;
   const terms = job.verifyTerms ?? DEFAULT_VERIFY_TERMS;
   const replicated = job.spec.replicas === 2;
@@ -153,7 +158,7 @@ async function openStepIn(trx: Kysely<Database>, ctx: StoreContext, ended: JobRe
     decision = { p: 1, draw: null };
     opening = openReplicaStep(!job.payment || (await replicaHoldIn(trx, ctx, job)) > 0);
   } else {
-    const passes = await auditHistoryIn(trx, ctx, attempt.nodeId);
+    const passes = node && !ctx.q.forUpdate ? Number(node.passes ?? 0) : await auditHistoryIn(trx, ctx, attempt.nodeId);
     // The draw was taken from the coordinator's CSPRNG after the commitment arrived (FinishAttemptInput.auditDraw).
     const random = { next: () => draw ?? cryptoRandom.next(), bytes: (n: number) => cryptoRandom.bytes(n) };
     // The executor's tier sets the floor (TRUST.md: attested and curated audit less); never above the open floor of the job's terms.
