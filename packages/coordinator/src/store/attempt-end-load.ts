@@ -57,7 +57,8 @@ export async function loadAttemptEndIn(
   const basis: AttemptEndBasis = { now: q.now, attempt, cause: q.cause, job, siblings, escrow };
   if (q.cause.kind === 'lease-expired') basis.node = await readNodeFactsIn(trx, attempt.nodeId);
   const needs = attemptEndNeeds(basis, q.policy);
-  const carries = await lockFeeCarriesIn(trx, ctx, needs.carries);
+  // A paid job's end may open an audit the treasury funds (verification.ts treasuryCanFund): its row first, then wallets.
+  const carries = await lockFeeCarriesIn(trx, ctx, needs.carries, [...assets]);
   const snapshot: AttemptEndSnapshot = { ...basis, carries };
   const wallets = await lockWalletsIn(trx, ctx, [
     ...(needs.wallet ? [{ account: ACCOUNTS.wallet(job.buyerId), asset: needs.wallet }] : []),

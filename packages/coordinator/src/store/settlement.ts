@@ -58,11 +58,13 @@ export async function releaseEscrowIn(
  * Lock the treasury's balance row of each asset, then each provider's fee carry row (creating any that is
  * missing), in that order and sorted, and return the carries. The do-nothing updates are what take the row
  * locks on PostgreSQL; SQLite's write transaction is exclusive, so there the treasury's is left out (the
- * transfer that moves it creates its row).
+ * transfer that moves it creates its row). `treasuryAssets`: the treasury rows to lock even with no carry, for a
+ * transaction that may touch the treasury later (an attempt end that opens an audit): taken here, before any wallet,
+ * so two attempt ends never hold a wallet and the treasury in opposite orders (PostgreSQL deadlocks).
  */
-export async function lockFeeCarriesIn(trx: Kysely<Database>, ctx: StoreContext, keys: readonly CarryKey[]): Promise<FeeCarry[]> {
+export async function lockFeeCarriesIn(trx: Kysely<Database>, ctx: StoreContext, keys: readonly CarryKey[], treasuryAssets: readonly string[] = []): Promise<FeeCarry[]> {
   const sorted = [...keys].sort((x, y) => cmp(x.asset, y.asset) || cmp(x.providerId, y.providerId));
-  for (const asset of ctx.q.forUpdate ? [...new Set(sorted.map((k) => k.asset))] : []) {
+  for (const asset of ctx.q.forUpdate ? [...new Set([...sorted.map((k) => k.asset), ...treasuryAssets])].sort() : []) {
     await trx
       .insertInto('ledger_balances')
       .values({ account: ACCOUNTS.treasury, asset, balance: 0 })
