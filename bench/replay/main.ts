@@ -8,7 +8,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NodeRecord } from '@gpux/core';
 import { buildFleet, seededRandom } from './fleet.js';
+import { learnedRun, printLearned } from './learned-report.js';
 import { machine, parseFlags, table } from './report-util.js';
 import { runScenario, type ScenarioOptions, type Summary } from './scenario.js';
 import { DEFAULT_NODE_FILE, DEFAULT_POD_FILE, type NodeRow, type PodRow, readNodeList, readPodList } from './trace-csv.js';
@@ -27,6 +29,7 @@ const FLAGS = {
   seed: 'random seed (default 1)',
   variant: `a variant of the pod list generated from it (variants.ts): ${VARIANTS.join(', ')} (default: default, the file as it is)`,
   'all-variants': 'run every variant (burst scenario unless --load is given) and print one table; writes bench/results/replay-variants.json',
+  learned: 'issue 17: one scenario (burst unless --load) through FIFO first-fit, the engine, first-fit in the order of learned run-time predictions and in the order of the true run times (oracle), with the predictions\' error; writes bench/results/replay-learned.json',
   'check-misses': 'after every pass, count jobs left waiting that some node could take (scans nodes: slower)',
   out: 'result file (default bench/results/replay.json)',
   help: 'this list',
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
   if (f['all-variants']) return allVariants(filePods, rows, { ...base, name: typeof f.load === 'string' ? 'custom' : 'burst', load: typeof f.load === 'string' ? Number(f.load) : 10_000 }, podsFile, nodesFile, str('out', join(dirname(fileURLToPath(import.meta.url)), '..', 'results', 'replay-variants.json')));
   const pods = makeVariant(variant, filePods, rows, base.seed);
   const fleet = buildFleet(rows, undefined, [], seededRandom(base.seed), 0);
+  if (f.learned) return learned(pods, fleet, { ...base, name: typeof f.load === 'string' ? 'custom' : 'burst', load: typeof f.load === 'string' ? Number(f.load) : 10_000 }, variant, str('out', join(dirname(fileURLToPath(import.meta.url)), '..', 'results', 'replay-learned.json')));
   const gpus = fleet.reduce((s, n) => s + n.advertisement.gpus.length, 0);
   console.log(`replay: ${pods.length.toLocaleString()} pods from ${podsFile}${variant === 'default' ? '' : ` (variant ${variant})`}`);
   console.log(`on ${fleet.length.toLocaleString()} nodes (${gpus.toLocaleString()} GPUs) from ${nodesFile}`);
@@ -142,6 +146,17 @@ async function main(): Promise<void> {
       2,
     )}\n`,
   );
+  console.log(`\nwrote ${out}`);
+}
+
+/** Issue 17: one scenario through the four orders (learned-report.ts), printed and written. */
+function learned(pods: PodRow[], fleet: NodeRecord[], s: ScenarioOptions, variant: VariantName, out: string): void {
+  const m = machine();
+  console.log(`replay --learned: ${pods.length.toLocaleString()} pods${variant === 'default' ? '' : ` (variant ${variant})`} on ${fleet.length.toLocaleString()} nodes; scenario ${s.name} (arrivals ${s.load}× faster again), seed ${s.seed}\n`);
+  const r = learnedRun(pods, fleet, s);
+  printLearned(r);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify({ benchmark: 'replay-learned', date: new Date().toISOString(), machine: m, variant, ...r }, null, 2)}\n`);
   console.log(`\nwrote ${out}`);
 }
 

@@ -77,15 +77,23 @@ export function summary(r: SimResult) {
 }
 export type Summary = ReturnType<typeof summary>;
 
+/** The nodes that fail for good and when (the same for every scheduler of a scenario): a share of the fleet, during the arrivals. */
+export function failuresFor(fleet: readonly NodeRecord[], jobs: readonly SimJob[], o: ScenarioOptions): Map<string, number> {
+  const first = Math.min(...jobs.map((j) => j.arrival));
+  const last = Math.max(...jobs.map((j) => j.arrival));
+  const rnd = seededRandom(o.seed + 1);
+  const failures = new Map<string, number>();
+  for (const n of fleet) if (rnd.next() < o.failFraction) failures.set(n.id, Math.round(first + rnd.next() * (last - first)));
+  return failures;
+}
+
 export function runScenario(pods: readonly PodRow[], fleet: readonly NodeRecord[], o: ScenarioOptions) {
   const probe = jobsFor(pods, o);
   const first = Math.min(...probe.map((j) => j.arrival));
   const last = Math.max(...probe.map((j) => j.arrival));
   const gpus = fleet.reduce((s, n) => s + n.advertisement.gpus.length, 0);
   const gpuMs = probe.reduce((s, j) => s + j.gpus * j.duration, 0);
-  const rnd = seededRandom(o.seed + 1);
-  const failures = new Map<string, number>();
-  for (const n of fleet) if (rnd.next() < o.failFraction) failures.set(n.id, Math.round(first + rnd.next() * (last - first)));
+  const failures = failuresFor(fleet, probe, o);
   const results: Record<string, Summary> = {};
   const wallMs: Record<string, number> = {};
   for (const policy of ['engine', 'fifo-first-fit'] as const) {

@@ -55,6 +55,8 @@ export interface SimOptions {
   /** Experiments: another scheduler in place of the policy's, and the window claim (default: fair for the engine, FIFO otherwise). */
   scheduler?: Scheduler;
   claim?: 'fair' | 'fifo';
+  /** Issue 17 (learned.ts): the window in this policy's order, told of every run that finished (and on which GPU model). */
+  order?: { window(queued: readonly SimJob[], t: number, size: number): JobRecord[]; finished(job: SimJob, gpuClass: string | null, t: number): void };
 }
 
 export interface SimResult {
@@ -153,7 +155,8 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     passPending = false;
     queued = queued.filter((j) => j.rec.state === 'queued');
     let window: JobRecord[];
-    if ((o.claim ?? (o.policy === 'engine' ? 'fair' : 'fifo')) === 'fair') window = claimWindow(queued.map((j) => j.rec), t, o.window);
+    if (o.order) window = o.order.window(queued, t, o.window);
+    else if ((o.claim ?? (o.policy === 'engine' ? 'fair' : 'fifo')) === 'fair') window = claimWindow(queued.map((j) => j.rec), t, o.window);
     else {
       if (!fifoSorted) {
         queued.sort((a, b) => a.rec.createdAt - b.rec.createdAt);
@@ -236,6 +239,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
       busyGpus -= res?.gpuIndices.length ?? 0;
       onNode.get(job.attempt.nodeId)?.delete(job);
       record(job.attempt.nodeId, 'success', t);
+      o.order?.finished(job, index.get(job.attempt.nodeId)?.gpus[0]?.model ?? null, t);
       job.attempt = null;
       job.rec.state = 'succeeded';
       job.end = t;
