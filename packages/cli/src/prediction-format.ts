@@ -2,20 +2,10 @@
 import type { RunPrediction } from '@gpux/protocol';
 import { formatDuration, formatTime } from './output.js';
 
-const BASIS: Record<RunPrediction['basis'], string> = {
-  family: 'runs of this job family (same image, name and resources)',
-  'buyer-image': 'your runs of this image',
-  image: "everyone's runs of this image and name",
-  shape: 'runs of jobs this size',
-  fleet: 'all runs on this coordinator',
-  estimate: 'your estimate',
-  none: '',
-};
-
 /** "~4m (90%: under 11m), from 12 runs of this job family …"; "unknown yet" when nothing has run. */
 export function predictedRunLine(p: RunPrediction): string {
   if (!p.runTimeMs) return 'unknown yet (no earlier runs to learn from)';
-  return `~${formatDuration(p.runTimeMs.median)} (90%: under ${formatDuration(p.runTimeMs.p90)}), from ${p.samples} ${BASIS[p.basis]}`;
+  return `~${formatDuration(p.runTimeMs.median)} (90%: under ${formatDuration(p.runTimeMs.p90)}), from ${p.samples} ${p.basisText}`;
 }
 
 /** How earlier predictions fared for this buyer; null before any. */

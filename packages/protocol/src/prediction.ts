@@ -14,6 +14,7 @@ export const RunPrediction = z.object({
       'Which earlier succeeded runs: family (same buyer, image, job name and resources), buyer-image, image (same image and name, any buyer), shape (same GPU count, CPU and memory sizes, priority), fleet (all runs), or none',
     ),
   samples: z.number().int().describe('How many earlier runs the figure comes from (the last ones, at most 32 per group)'),
+  basisText: z.string().describe('The basis in words, after the count ("runs of this job family (same image, name and resources)"); empty for none'),
   finishAt: z
     .object({ median: z.number().int(), p90: z.number().int() })
     .nullable()

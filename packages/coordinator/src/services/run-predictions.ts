@@ -20,6 +20,17 @@ export interface RunPredictionsOptions {
 
 const PAGE = 1000;
 
+/** The basis in words, as `gpux job get` and the dashboard print it after the count of runs. */
+const BASIS_TEXT: Record<RunPrediction['basis'], string> = {
+  family: 'runs of this job family (same image, name and resources)',
+  'buyer-image': 'of your runs of this image',
+  image: "of everyone's runs of this image and name",
+  shape: 'runs of jobs this size',
+  fleet: 'runs on this coordinator',
+  estimate: 'of your runs, read against your own estimate',
+  none: '',
+};
+
 /** What a prediction reads of a job (a record or its view). */
 export type PredictedJob = Pick<JobRecord, 'buyerId' | 'spec' | 'state' | 'startedAt'>;
 
@@ -59,6 +70,7 @@ export class RunPredictions {
       runTimeMs: known ? { median: Math.round(p.medianMs), p90: Math.round(p.p90Ms) } : null,
       basis: p.basis,
       samples: p.samples,
+      basisText: BASIS_TEXT[p.basis],
       // A running job: its start plus the run time, and never before now (it has not ended yet).
       finishAt:
         known && started !== null

@@ -3,19 +3,9 @@ import type { ReactNode } from 'react';
 import type { RunPrediction } from '@gpux/protocol';
 import { dateTime, duration } from '../lib/format.js';
 
-const BASIS: Record<RunPrediction['basis'], string> = {
-  family: 'runs of this job family (same image, name and resources)',
-  'buyer-image': 'your runs of this image',
-  image: "everyone's runs of this image and name",
-  shape: 'runs of jobs this size',
-  fleet: 'all runs on this coordinator',
-  estimate: 'your estimate',
-  none: '',
-};
-
 export function predictionText(p: RunPrediction): string {
   if (!p.runTimeMs) return 'Unknown yet: no earlier runs to learn from';
-  return `About ${duration(p.runTimeMs.median)} (90%: under ${duration(p.runTimeMs.p90)}), from ${p.samples} ${BASIS[p.basis]}`;
+  return `About ${duration(p.runTimeMs.median)} (90%: under ${duration(p.runTimeMs.p90)}), from ${p.samples} ${p.basisText}`;
 }
 
 export function predictionFacts(p: RunPrediction): Array<[string, ReactNode]> {
