@@ -4,7 +4,7 @@
  */
 import { requirementsOf } from '@gpux/core';
 import { buildFleet, seededRandom } from './fleet.js';
-import { jobsFor, type ScenarioOptions } from './scenario.js';
+import { failuresFor, jobsFor, type ScenarioOptions } from './scenario.js';
 import { simulate } from './sim.js';
 import { DEFAULT_NODE_FILE, DEFAULT_POD_FILE, readNodeList, readPodList } from './trace-csv.js';
 import { isVariant, makeVariant } from './variants.js';
@@ -20,9 +20,7 @@ if (process.env.NOPRIO) for (const p of pods) p.qos = 'LS';
 const probe = jobsFor(pods, o);
 const first = Math.min(...probe.map((j) => j.arrival));
 const last = Math.max(...probe.map((j) => j.arrival));
-const rnd = seededRandom(seed + 1);
-const failures = new Map<string, number>();
-for (const n of fleet) if (rnd.next() < o.failFraction) failures.set(n.id, Math.round(first + rnd.next() * (last - first)));
+const failures = failuresFor(fleet, probe, o);
 const run = (policy: 'engine' | 'fifo-first-fit') => {
   const jobs = jobsFor(pods, o);
   const r = simulate(fleet, jobs, { policy, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(seed + 2) });
