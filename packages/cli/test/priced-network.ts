@@ -6,10 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAgentConfig, loadOrCreateIdentity, type RunningAgent, SimulatedExecutor, silentLogger, simulatedGpus, startAgent } from '@gpux/agent';
+import { type RunningAgent, SimulatedExecutor } from '@gpux/agent';
 import { cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
+import { startSimulatedH100 } from './simulated-h100.js';
 
 export const USDC = 1_000_000;
 export const H100 = 'nvidia-h100-80gb';
@@ -48,22 +49,7 @@ export async function startPricedNetwork(nodes = 2, ask: number | null = H100_AS
     const enrollmentToken = (await issueEnrollment(c.store, { accountId: provider.accountId, name: 'rack' }, systemClock, cryptoRandom)).token;
     const executor = new SimulatedExecutor();
     for (let i = 0; i < nodes; i++) {
-      const config = loadAgentConfig({}, { coordinatorUrl: c.url, dataDir: join(dir, `node-${i}`), executor: 'simulated', enrollmentToken, region: 'eu' });
-      const identity = await loadOrCreateIdentity(config.dataDir);
-      const advertisement = {
-        hostname: `h100-rig-${i}`,
-        agentVersion: '0.0.0-test',
-        os: 'linux (simulated)',
-        arch: 'x64',
-        cpuCores: 32,
-        memoryMb: 256 * 1024,
-        gpus: simulatedGpus(8, identity.nodeId.slice(2, 14), 'NVIDIA H100 80GB HBM3', 81_920),
-        docker: { available: false, gpuRuntime: 'none' as const },
-        executors: ['simulated' as const],
-        region: 'eu',
-        simulated: true,
-      };
-      agents.push(await startAgent(config, { executor, identity, advertisement, logger: silentLogger, random: cryptoRandom }));
+      agents.push(await startSimulatedH100({ url: c.url, dataDir: join(dir, `node-${i}`), enrollmentToken, region: 'eu', hostname: `h100-rig-${i}`, gpus: 8, executor }));
     }
     const asProvider = new GpuxClient({ url: c.url, token: provider.token });
     await asProvider.deposit({ asset: 'usdc', amount: 1000 * USDC });

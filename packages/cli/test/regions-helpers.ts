@@ -3,10 +3,11 @@
  * fast peer summaries and forwarding polls) — and one simulated, staked H100 node in it.
  */
 import { join } from 'node:path';
-import { loadAgentConfig, loadOrCreateIdentity, type RunningAgent, SimulatedExecutor, silentLogger, simulatedGpus, startAgent } from '@gpux/agent';
+import type { RunningAgent } from '@gpux/agent';
 import { type CoordinatorConfig, cryptoRandom, issueEnrollment, issueToken, loadCoordinatorConfig, type RunningCoordinator, startCoordinator } from '@gpux/coordinator';
 import { systemClock } from '@gpux/core';
 import { GpuxClient } from '@gpux/sdk';
+import { startSimulatedH100 } from './simulated-h100.js';
 
 export const USDC = 1_000_000;
 
@@ -47,22 +48,7 @@ export async function startRegion(dir: string, name: string, over: Partial<Coord
 export async function startNode(r: Region, dir: string): Promise<RunningAgent> {
   const provider = await issueToken(r.coord.store, { role: 'buyer', name: 'provider' }, systemClock, cryptoRandom);
   const enrollmentToken = (await issueEnrollment(r.coord.store, { accountId: provider.accountId, name: 'rack' }, systemClock, cryptoRandom)).token;
-  const config = loadAgentConfig({}, { coordinatorUrl: r.coord.url, dataDir: join(dir, `${r.name}-node`), executor: 'simulated', enrollmentToken, region: r.name });
-  const identity = await loadOrCreateIdentity(config.dataDir);
-  const advertisement = {
-    hostname: `${r.name}-h100`,
-    agentVersion: '0.0.0-test',
-    os: 'linux (simulated)',
-    arch: 'x64',
-    cpuCores: 32,
-    memoryMb: 256 * 1024,
-    gpus: simulatedGpus(1, identity.nodeId.slice(2, 14), 'NVIDIA H100 80GB HBM3', 81_920),
-    docker: { available: false, gpuRuntime: 'none' as const },
-    executors: ['simulated' as const],
-    region: r.name,
-    simulated: true,
-  };
-  const agent = await startAgent(config, { executor: new SimulatedExecutor(), identity, advertisement, logger: silentLogger, random: cryptoRandom });
+  const agent = await startSimulatedH100({ url: r.coord.url, dataDir: join(dir, `${r.name}-node`), enrollmentToken, region: r.name, hostname: `${r.name}-h100`, gpus: 1 });
   r.agent = agent;
   const asProvider = new GpuxClient({ url: r.coord.url, token: provider.token });
   await asProvider.deposit({ asset: 'usdc', amount: 500 * USDC });
