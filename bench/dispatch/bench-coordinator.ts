@@ -42,6 +42,21 @@ export interface CoordinatorDiagnostics {
   storeCalls: Record<string, StoreCalls>;
   /** Event-loop delay, ms: how long a ready callback (a query result, a request) waited for the loop. */
   eventLoopDelayMs: { p50: number; p99: number; max: number };
+  /** HTTP requests served, by method and route (the coordinator's own metrics, read just before it closes). */
+  httpRequests?: Record<string, number>;
+}
+
+/** Requests served by method and route, summed over statuses, from the Prometheus text of GET /metrics. */
+async function httpRequestCounts(url: string, token: string | null): Promise<Record<string, number>> {
+  if (token === null) return {};
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) return {};
+  const out: Record<string, number> = {};
+  for (const m of (await res.text()).matchAll(/^gpux_http_request_duration_seconds_count\{method="(\w+)",route="([^"]*)",status="\d+"\} (\d+)$/gm)) {
+    const k = `${m[1]} ${m[2]}`;
+    out[k] = (out[k] ?? 0) + Number(m[3]);
+  }
+  return out;
 }
 
 /** A Store that counts its calls and times them, by method name. */
@@ -93,10 +108,11 @@ export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
   loop.enable();
   const close = async () => {
     loop.disable();
+    const httpRequests = file === null ? {} : await httpRequestCounts(c.url, c.bootstrapOperatorToken).catch(() => ({}));
     await c.close();
     await raw.close();
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-    const diag: CoordinatorDiagnostics = { storeCalls: counts, eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) } };
+    const diag: CoordinatorDiagnostics = { storeCalls: counts, eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) }, httpRequests };
     if (file !== null) writeFileSync(file, JSON.stringify(diag));
   };
   return { ...c, close };

@@ -102,8 +102,10 @@ function mergeDiagnostics(files: string[]): CoordinatorDiagnostics | null {
       storeCalls[k] = { calls: sum.calls + c.calls, totalMs: sum.totalMs + c.totalMs };
     }
   }
+  const httpRequests: Record<string, number> = {};
+  for (const d of all) for (const [k, n] of Object.entries(d.httpRequests ?? {})) httpRequests[k] = (httpRequests[k] ?? 0) + n;
   const worst = (k: 'p50' | 'p99' | 'max') => Math.max(...all.map((d) => d.eventLoopDelayMs[k]));
-  return { storeCalls, eventLoopDelayMs: { p50: worst('p50'), p99: worst('p99'), max: worst('max') } };
+  return { storeCalls, eventLoopDelayMs: { p50: worst('p50'), p99: worst('p99'), max: worst('max') }, httpRequests };
 }
 
 async function startInProcess(settings: BenchCoordinatorSettings): Promise<Coordinator> {

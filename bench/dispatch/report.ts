@@ -114,6 +114,13 @@ export interface PhaseDiagnostics {
   storeCalls: Record<string, { perJob: number; meanMs: number }> | null;
   /** The coordinator's event-loop delay, with --diagnose. */
   eventLoopDelayMs: { p50: number; p99: number; max: number } | null;
+  /** HTTP requests per job by method and route, over the system's life, with --diagnose. */
+  httpRequests: Record<string, number> | null;
+}
+
+export function perJob(counts: Record<string, number>, jobs: number): Record<string, number> {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  return Object.fromEntries(entries.map(([k, n]) => [k, Math.round((100 * n) / Math.max(1, jobs)) / 100]));
 }
 
 export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number): Record<string, { perJob: number; meanMs: number }> {
@@ -128,13 +135,18 @@ export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number
 export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
   const out = ['where the time goes (gpux, a sample of up to 100 jobs per phase, p50/p99 ms):'];
   const w = Math.max(20, ...Object.keys(diag).map((k) => k.length));
-  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop }] of Object.entries(diag)) {
+  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop, httpRequests: http }] of Object.entries(diag)) {
     const parts = s ? (['accept', 'place', 'claim', 'commit'] as const).map((k) => `${k} ${ms(s[k].p50)}/${ms(s[k].p99)}`) : ['no sample'];
     out.push(`  ${phase.padEnd(w)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
     if (money) out.push(`  ${''.padEnd(w)} books after: escrow left ${money.escrow}, treasury fees ${money.treasury} (USDC minor units), ledger ${money.balanced ? 'balanced' : 'NOT balanced'}`);
     if (calls) {
       const top = Object.entries(calls).slice(0, 8);
       out.push(`  ${''.padEnd(w)} store calls per job x mean ms: ${top.map(([k, v]) => `${k} ${v.perJob}x${v.meanMs}`).join(', ')}`);
+    }
+    if (http) {
+      const total = Object.values(http).reduce((a, b) => a + b, 0);
+      const top = Object.entries(http).slice(0, 8);
+      out.push(`  ${''.padEnd(w)} HTTP requests per job ${total.toFixed(2)}: ${top.map(([k, v]) => `${k} ${v}`).join(', ')}`);
     }
     if (loop) out.push(`  ${''.padEnd(w)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
   }
