@@ -52,7 +52,7 @@ export function jobsFor(pods: readonly PodRow[], o: ScenarioOptions): SimJob[] {
 }
 
 const ms = (v: number) => Math.round(v * 10) / 10;
-const dist = (v: Float64Array) => ({ jobs: v.length, meanMs: ms(mean(v)), p99Ms: ms(percentile(v, 99)) });
+const dist = (v: Float64Array) => ({ jobs: v.length, meanMs: ms(mean(v)), p99Ms: ms(percentile(v, 99)), maxMs: ms(percentile(v, 100)) });
 
 export function summary(r: SimResult) {
   return {
@@ -72,6 +72,8 @@ export function summary(r: SimResult) {
     placements: r.placements,
     schedulerMs: Math.round(r.schedulerMs),
     autoCordoned: r.autoCordoned,
+    reserved: r.reserved,
+    backfilled: r.backfilled,
     simEndMs: r.simEndMs,
   };
 }

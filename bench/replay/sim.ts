@@ -21,8 +21,10 @@ import {
   type NodeRecord,
   type NodeStats,
   PlacementEngine,
+  type PlacementPredictor,
   type Random,
   type ReputationState,
+  type RunTimeEstimate,
   requirementsOf,
   type Scheduler,
 } from '@gpux/core';
@@ -35,7 +37,14 @@ export interface SimJob {
   gpus: number;
   firstStart: number | null;
   end: number | null;
-  attempt: { id: string; nodeId: string } | null;
+  /** The running attempt: its node, GPUs and predicted end (with predictions; Infinity when unknown). */
+  attempt: { id: string; nodeId: string; gpuIndices?: number[]; endsAt?: number } | null;
+}
+
+/** Issue 17: run-time predictions the engine is given (ctx.predict), told of every run that finished. */
+export interface SimPredictions {
+  estimate(job: SimJob, t: number): RunTimeEstimate | undefined;
+  finished(job: SimJob, gpuClass: string | null, t: number): void;
 }
 
 export interface SimOptions {
@@ -57,6 +66,8 @@ export interface SimOptions {
   claim?: 'fair' | 'fifo';
   /** Issue 17 (learned.ts): the window in this policy's order, told of every run that finished (and on which GPU model). */
   order?: { window(queued: readonly SimJob[], t: number, size: number): JobRecord[]; finished(job: SimJob, gpuClass: string | null, t: number): void };
+  /** Issue 17: predictions for the engine (reservations and backfill, order by predicted run time, node stability). */
+  predictions?: SimPredictions;
 }
 
 export interface SimResult {
@@ -85,6 +96,9 @@ export interface SimResult {
   schedulerMs: number;
   simEndMs: number;
   autoCordoned: number;
+  /** With predictions (engine): jobs given a reservation over all passes, and placements on reserved nodes. */
+  reserved: number;
+  backfilled: number;
 }
 
 type Ev = { t: number; seq?: number } & ({ kind: 'arrive'; job: SimJob } | { kind: 'finish'; job: SimJob; attemptId: string } | { kind: 'fail'; nodeId: string } | { kind: 'pass' });
@@ -132,7 +146,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     }
     if (!ok) unplaceable.add(j);
   }
-  const r: SimResult = { policy: o.policy, jobs: jobs.length, completed: 0, lost: 0, unplaceable: unplaceable.size, misses: 0, lostAttempts: 0, queueDelayMs: new Float64Array(0), jctMs: new Float64Array(0), delayByClass: {}, gpuAllocation: 0, gpuAllocationWhileWaiting: 0, waitingMs: 0, passes: 0, placements: 0, schedulerMs: 0, simEndMs: 0, autoCordoned: 0 };
+  const r: SimResult = { policy: o.policy, jobs: jobs.length, completed: 0, lost: 0, unplaceable: unplaceable.size, misses: 0, lostAttempts: 0, queueDelayMs: new Float64Array(0), jctMs: new Float64Array(0), delayByClass: {}, gpuAllocation: 0, gpuAllocationWhileWaiting: 0, waitingMs: 0, passes: 0, placements: 0, schedulerMs: 0, simEndMs: 0, autoCordoned: 0, reserved: 0, backfilled: 0 };
   const kick = (t: number) => {
     if (passPending) return;
     passPending = true;
@@ -170,15 +184,37 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
     }
     if (window.length === 0) return;
     r.passes++;
-    const s = performance.now();
-    const placed = scheduler.place(window, index, { now: t, leaseTtlMs: 0, newAttemptId: () => `a${++ids}`, random: o.random });
-    r.schedulerMs += performance.now() - s;
     const byJob = new Map(queued.map((j) => [j.rec.id, j]));
+    const estimates = new Map<SimJob, RunTimeEstimate | undefined>();
+    const estimate = (job: SimJob) => {
+      if (!o.predictions) return undefined;
+      if (!estimates.has(job)) estimates.set(job, o.predictions.estimate(job, t));
+      return estimates.get(job);
+    };
+    const predict: PlacementPredictor | undefined = o.predictions && {
+      runTime: (rec) => {
+        const job = byJob.get(rec.id);
+        return job ? estimate(job) : undefined;
+      },
+      running: (nodeId) => runningOn(onNode.get(nodeId)),
+    };
+    const s = performance.now();
+    const placed = scheduler.place(window, index, { now: t, leaseTtlMs: 0, newAttemptId: () => `a${++ids}`, random: o.random, ...(predict ? { predict } : {}) });
+    r.schedulerMs += performance.now() - s;
+    if (predict && scheduler instanceof PlacementEngine) {
+      r.reserved += scheduler.lastPass.reserved ?? 0;
+      r.backfilled += scheduler.lastPass.backfilled ?? 0;
+    }
     for (const p of placed) {
       const job = byJob.get(p.jobId) as SimJob;
       job.rec.state = 'running';
       job.rec.attemptCount++;
       job.attempt = { id: p.attemptId, nodeId: p.nodeId };
+      if (o.predictions) {
+        const e = estimate(job);
+        job.attempt.gpuIndices = p.gpuIndices;
+        job.attempt.endsAt = e && Number.isFinite(e.medianMs) ? t + e.medianMs : Number.POSITIVE_INFINITY;
+      }
       job.firstStart ??= t;
       byAttempt.set(p.attemptId, job);
       const set = onNode.get(p.nodeId) ?? new Set<SimJob>();
@@ -240,6 +276,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
       onNode.get(job.attempt.nodeId)?.delete(job);
       record(job.attempt.nodeId, 'success', t);
       o.order?.finished(job, index.get(job.attempt.nodeId)?.gpus[0]?.model ?? null, t);
+      o.predictions?.finished(job, index.get(job.attempt.nodeId)?.gpus[0]?.model ?? null, t);
       job.attempt = null;
       job.rec.state = 'succeeded';
       job.end = t;
@@ -285,4 +322,14 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
   r.gpuAllocation = aliveArea > 0 ? busyArea / aliveArea : 0;
   r.gpuAllocationWhileWaiting = waitAlive > 0 ? waitBusy / waitAlive : 0;
   return r;
+}
+
+/** What runs on a node, as the engine's predictor reports it: GPUs, cores, memory and the predicted end. */
+function* runningOn(jobs: Iterable<SimJob> | undefined): Generator<{ endsAt: number; gpuIndices: readonly number[]; cpu: number; memoryMb: number }> {
+  for (const j of jobs ?? []) {
+    const a = j.attempt;
+    if (!a) continue;
+    const req = requirementsOf(j.rec);
+    yield { endsAt: a.endsAt ?? Number.POSITIVE_INFINITY, gpuIndices: a.gpuIndices ?? [], cpu: req.cpu, memoryMb: req.memoryMb };
+  }
 }

@@ -208,6 +208,12 @@ export interface CoordinatorConfig {
    * (`gpux job get`, explain, the dashboard). Default on; off: no prediction is made or shown.
    */
   predictions: boolean;
+  /**
+   * GPUX_PREDICTIONS_SCHEDULE (on/off). With predictions on, let them drive placement (issue 17): a reservation for the
+   * first job of a pass that does not fit, backfill only by jobs predicted to end before it, shorter predicted work
+   * first within a priority class (aged). Default on; off: predictions are shown but the engine places as without them.
+   */
+  predictionsSchedule: boolean;
   /** GPUX_FORWARD_AFTER_S. A job no node here can take within this long may go to a peer (constraints.maxQueueSeconds overrides it). Default 60. */
   forwardAfterSeconds: number;
   /** GPUX_FORWARD_POLL_MS. How often the leader asks each peer how the jobs it forwarded stand (logs, state). Default 1000. */
@@ -437,6 +443,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     peerSummaryMs: int(env, 'GPUX_PEER_SUMMARY_MS', 100, 3_600_000) ?? 5000,
     forward: bool(env, 'GPUX_FORWARD', ['on', 'off']) ?? true,
     predictions: bool(env, 'GPUX_PREDICTIONS', ['on', 'off']) ?? true,
+    predictionsSchedule: bool(env, 'GPUX_PREDICTIONS_SCHEDULE', ['on', 'off']) ?? true,
     forwardAfterSeconds: int(env, 'GPUX_FORWARD_AFTER_S', 1, 7 * 86_400) ?? 60,
     forwardPollMs: int(env, 'GPUX_FORWARD_POLL_MS', 50, 600_000) ?? 1000,
     forwardLeaseMs: int(env, 'GPUX_FORWARD_LEASE_MS', 1000, 3_600_000) ?? 60_000,

@@ -128,8 +128,9 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
 }
 
 /** Capacity held by an attempt that ended goes back to its node; its job's log readers wake. */
-function attemptEnded(rt: Needs<'index' | 'delivery' | 'metrics' | 'bus' | 'logs' | 'scheduling'>, attemptId: string, jobId: string, outcome: string): void {
+function attemptEnded(rt: Needs<'index' | 'delivery' | 'metrics' | 'bus' | 'logs' | 'predictions' | 'scheduling'>, attemptId: string, jobId: string, outcome: string): void {
   rt.index.release(attemptId);
+  if (outcome === 'succeeded') rt.predictions?.runEnded();
   rt.delivery.forget(attemptId);
   rt.metrics.attemptsFinished.inc({ outcome });
   rt.bus.publish({ t: 'ended', attempt: attemptId, job: jobId });

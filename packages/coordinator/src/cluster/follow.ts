@@ -11,7 +11,7 @@ import { applyNodeAsks } from '../services/market.js';
 import type { ClusterMessage } from './messages.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type FollowDeps = Needs<'book' | 'bus' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'offlineNodes' | 'scheduling' | 'store' | 'work'>;
+type FollowDeps = Needs<'book' | 'bus' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'nodeKeys' | 'offlineNodes' | 'predictions' | 'scheduling' | 'store' | 'work'>;
 
 /** Re-read the node into this replica's index, and tell the other replicas to do the same. */
 export async function nodeChanged(rt: FollowDeps, nodeId: string): Promise<void> {
@@ -97,6 +97,7 @@ export async function onClusterMessage(rt: FollowDeps, m: ClusterMessage, leads:
       return;
     case 'ended':
       rt.index.release(m.attempt);
+      rt.predictions?.runEnded();
       rt.delivery.forget(m.attempt);
       rt.logs.wakeLocal(m.job);
       kick();

@@ -20,7 +20,7 @@ import { Leadership } from './leadership.js';
 import { pgBus } from './pg-bus.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type ReplicaDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'leads' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'scheduler' | 'scheduling' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
+type ReplicaDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'decider' | 'delivery' | 'index' | 'leads' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'predictions' | 'random' | 'scheduler' | 'scheduling' | 'signals' | 'signer' | 'startedAt' | 'store' | 'work'>;
 
 const NONCE_PRUNE_BATCH = 10_000;
 

@@ -10,7 +10,7 @@ import { applyNodeAsks, quoteFromBook } from '../services/market.js';
 import { DAY_MS } from '../services/price-book.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type CapacityDeps = Needs<'book' | 'config' | 'index' | 'logger' | 'offlineNodes' | 'scheduling' | 'store'>;
+type CapacityDeps = Needs<'book' | 'config' | 'index' | 'logger' | 'offlineNodes' | 'predictions' | 'scheduling' | 'store'>;
 
 const PAGE = 1000;
 
@@ -49,6 +49,7 @@ export async function rebuildIndex(rt: CapacityDeps): Promise<{ nodes: number; a
     if (!jobs.has(a.jobId)) jobs.set(a.jobId, await store.getJob(a.jobId));
     const job = jobs.get(a.jobId);
     index.reserve(reservationOf(a, job));
+    if (job) rt.predictions?.noteAttempt(a.id, job, a.startedAt ?? a.createdAt);
   }
   return { nodes, attempts: active.length };
 }

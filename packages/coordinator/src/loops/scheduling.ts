@@ -15,7 +15,7 @@ import { PeriodicTask } from './periodic.js';
 import { refreshNodeStats, refreshReputations, releaseEndedGangs } from './capacity.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
-type SchedulingDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'random' | 'scheduler' | 'scheduling' | 'store' | 'work'>;
+type SchedulingDeps = Needs<'book' | 'bus' | 'clock' | 'config' | 'delivery' | 'index' | 'logger' | 'logs' | 'metrics' | 'nodeKeys' | 'offlineNodes' | 'predictions' | 'random' | 'scheduler' | 'scheduling' | 'store' | 'work'>;
 
 export class SchedulingLoop {
   /** The last pass left runnable jobs unplaced: new capacity (an idle node's heartbeat) deserves a pass. */
@@ -93,7 +93,10 @@ export class SchedulingLoop {
     }
     // Start the next claim at the last buyer served (ids may not carry a NUL for "just after" on PostgreSQL).
     this.fromBuyer = jobs.at(-1)?.buyerId ?? '';
-    const proposed = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random });
+    // Issue 17: reservations, backfill and the order by predicted work (services/run-predictions.ts forPass).
+    const predictions = config.predictionsSchedule ? this.rt.predictions : null;
+    const predict = predictions ? await predictions.forPass(index) : undefined;
+    const proposed = scheduler.place(jobs, index, { now, leaseTtlMs: config.leaseTtlMs, newAttemptId: () => newId('att', now, random), random, ...(predict ? { predict } : {}) });
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const { priced: placements, dropped } = pricePlacements(this.rt, byId, proposed);
     for (const p of dropped) index.release(p.attemptId);
@@ -115,6 +118,7 @@ export class SchedulingLoop {
         const job = byId.get(p.jobId);
         // A gang's members share one job: its wait is noted once (rank 0), and only a first placement is a wait from submission.
         if (job && job.attemptCount === 0 && (p.gang === undefined || p.gang.rank === 0)) this.waits.note(now, now - job.createdAt);
+        if (job) predictions?.noteAttempt(p.attemptId, job, now);
         logger.debug({ jobId: p.jobId, attemptId: p.attemptId, nodeId: p.nodeId, gpus: p.gpuIndices }, 'job assigned');
       }
     }

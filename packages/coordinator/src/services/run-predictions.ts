@@ -5,7 +5,7 @@
  * most every `refreshMs`, and a refresh reads at most `maxRunsPerRefresh` runs (a long history is caught up over
  * several asks, never in one slow request). At start it reads back `lookbackMs` of history.
  */
-import { type Clock, type JobRecord, type RunCursor, type RunHistoryPort, RunTimeModel, runFeaturesOf } from '@gpux/core';
+import { Backfill, type CapacityIndex, type Clock, type JobRecord, type PlacementPredictor, type RunCursor, type RunHistoryPort, type RunningAttempt, type RunTimeEstimate, requirementsOf, RunTimeModel, runFeaturesOf } from '@gpux/core';
 import { type RunPrediction, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Needs } from '../runtime.js';
 
@@ -32,12 +32,12 @@ const BASIS_TEXT: Record<RunPrediction['basis'], string> = {
 };
 
 /** What a prediction reads of a job (a record or its view). */
-export type PredictedJob = Pick<JobRecord, 'buyerId' | 'spec' | 'state' | 'startedAt'>;
+export type PredictedJob = Pick<JobRecord, 'id' | 'buyerId' | 'spec' | 'state' | 'startedAt'> & Partial<Pick<JobRecord, 'avoidNodeIds' | 'payment'>>;
 
 /** The job's prediction for an answer: absent with predictions off, and for a job that has ended. */
-export async function predictionOf(rt: Needs<'predictions'>, job: PredictedJob): Promise<{ prediction?: RunPrediction }> {
+export async function predictionOf(rt: Needs<'index' | 'predictions'>, job: PredictedJob): Promise<{ prediction?: RunPrediction }> {
   if (!rt.predictions || TERMINAL_JOB_STATES.includes(job.state)) return {};
-  return { prediction: await rt.predictions.forJob(job) };
+  return { prediction: await rt.predictions.forJob(job, rt.index) };
 }
 
 export class RunPredictions {
@@ -48,6 +48,8 @@ export class RunPredictions {
   private readonly lookbackMs: number;
   private readonly refreshMs: number;
   private readonly maxRuns: number;
+  /** Predicted ends of the attempts this replica reserved, by attempt id (forPass drops those gone from the index). */
+  private readonly ends = new Map<string, number>();
 
   constructor(
     private readonly store: RunHistoryPort,
@@ -60,24 +62,76 @@ export class RunPredictions {
   }
 
   /** What the network's finished runs say of this job's run time, and how past predictions fared for its buyer. */
-  async forJob(job: PredictedJob): Promise<RunPrediction> {
+  async forJob(job: PredictedJob, index?: CapacityIndex): Promise<RunPrediction> {
     await this.refresh();
+    const now = this.clock.now();
     const p = this.model.predict(runFeaturesOf(job.buyerId, job.spec));
     const known = p.basis !== 'none';
     const acc = this.model.accuracy(job.buyerId);
-    const started = job.state === 'running' && job.startedAt !== null ? job.startedAt : null;
+    const startAt = job.state === 'queued' && index ? this.startOf(job, index, now) : null;
+    const started = job.state === 'running' && job.startedAt !== null ? job.startedAt : startAt;
     return {
       runTimeMs: known ? { median: Math.round(p.medianMs), p90: Math.round(p.p90Ms) } : null,
       basis: p.basis,
       samples: p.samples,
       basisText: BASIS_TEXT[p.basis],
-      // A running job: its start plus the run time, and never before now (it has not ended yet).
-      finishAt:
-        known && started !== null
-          ? { median: Math.max(this.clock.now(), Math.round(started + p.medianMs)), p90: Math.max(this.clock.now(), Math.round(started + p.p90Ms)) }
-          : null,
+      startAt: startAt === null ? null : { median: startAt },
+      // Its start (or predicted start) plus the run time, and never before now (it has not ended yet).
+      finishAt: known && started !== null ? { median: Math.max(now, Math.round(started + p.medianMs)), p90: Math.max(now, Math.round(started + p.p90Ms)) } : null,
       buyerAccuracy: { runs: acc.runs, medianErrorRatio: finiteOrNull(acc.medianErrorRatio), p90Coverage: finiteOrNull(acc.p90Coverage) },
     };
+  }
+
+  /** The job's run time as the placement engine reads it; undefined when nothing is known of its kind. */
+  runTime(job: Pick<JobRecord, 'buyerId' | 'spec'>): RunTimeEstimate | undefined {
+    const p = this.model.predict(runFeaturesOf(job.buyerId, job.spec));
+    return p.basis === 'none' ? undefined : { medianMs: p.medianMs, p90Ms: p.p90Ms };
+  }
+
+  /**
+   * An attempt this replica reserved with its job in hand (its placement, or an index rebuild): its predicted end is
+   * its start (or now, when not started yet) plus the job's median, fixed then. Unknown kinds are not kept.
+   */
+  noteAttempt(attemptId: string, job: Pick<JobRecord, 'buyerId' | 'spec'>, startedAt: number): void {
+    const t = this.runTime(job);
+    if (t) this.ends.set(attemptId, startedAt + t.medianMs);
+  }
+
+  /**
+   * A queued job's predicted start: when room for it frees up on nodes it fits, by the predicted ends of what runs
+   * there, as the scheduling pass would reserve it (core backfill.ts), if no job ahead takes that room first. Null
+   * when some of that room holds an attempt of unknown end, or no node fits it.
+   */
+  private startOf(job: PredictedJob, index: CapacityIndex, now: number): number | null {
+    const record = { avoidNodeIds: [], ...job } as JobRecord;
+    const b = new Backfill(this.predictor(index), now);
+    return b.reserve(record, requirementsOf(record), index) ? Math.round(b.reservations[0]?.startsAt ?? now) : null;
+  }
+
+  /** Run times, and each node's attempts with their predicted ends (Infinity: unknown, so nothing is planned on their room). */
+  private predictor(index: CapacityIndex): PlacementPredictor {
+    const ends = this.ends;
+    return {
+      runTime: (job) => this.runTime(job),
+      *running(nodeId): Iterable<RunningAttempt> {
+        for (const r of index.reservationsOn(nodeId)) yield { endsAt: ends.get(r.attemptId) ?? Number.POSITIVE_INFINITY, gpuIndices: r.gpuIndices, cpu: r.cpu, memoryMb: r.memoryMb };
+      },
+    };
+  }
+
+  /**
+   * What a scheduling pass gives the placement engine (issue 17). Ends of attempts no longer in the index are
+   * dropped here, once per pass. Refreshed first, so the pass sees the runs that ended since the last one.
+   */
+  async forPass(index: CapacityIndex): Promise<PlacementPredictor> {
+    await this.refresh();
+    for (const id of this.ends.keys()) if (!index.hasReservation(id)) this.ends.delete(id);
+    return this.predictor(index);
+  }
+
+  /** A run ended (here, or on another replica by the bus): the next ask reads it, whatever the refresh interval. */
+  runEnded(): void {
+    this.lastRefresh = Number.NEGATIVE_INFINITY;
   }
 
   /** Read the runs finished since the last refresh (shared by concurrent asks). */

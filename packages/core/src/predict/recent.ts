@@ -6,6 +6,8 @@
 export class Recent {
   private readonly values: number[] = [];
   private next = 0;
+  /** The values sorted, kept until the next add: a scheduling pass asks the same groups for every job of its window. */
+  private sorted: number[] | null = null;
 
   constructor(private readonly capacity: number) {}
 
@@ -14,6 +16,7 @@ export class Recent {
   }
 
   add(v: number): void {
+    this.sorted = null;
     if (this.values.length < this.capacity) this.values.push(v);
     else this.values[this.next] = v;
     this.next = (this.next + 1) % this.capacity;
@@ -21,7 +24,7 @@ export class Recent {
 
   /** The q-quantile (0..1) by linear interpolation between order statistics; NaN when empty. */
   quantile(q: number): number {
-    return quantileOf([...this.values].sort((a, b) => a - b), q);
+    return quantileOf(this.ascending(), q);
   }
 
   /** The mean; NaN when empty. */
@@ -33,8 +36,13 @@ export class Recent {
 
   /** Several quantiles from one sort. */
   quantiles(qs: readonly number[]): number[] {
-    const sorted = [...this.values].sort((a, b) => a - b);
+    const sorted = this.ascending();
     return qs.map((q) => quantileOf(sorted, q));
+  }
+
+  private ascending(): number[] {
+    this.sorted ??= [...this.values].sort((a, b) => a - b);
+    return this.sorted;
   }
 }
 

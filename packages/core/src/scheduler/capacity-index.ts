@@ -485,6 +485,14 @@ export class CapacityIndex {
     return [...(this.heldByNode.get(nodeId) ?? [])];
   }
 
+  /** The reservations holding room on the node (issue 17: what runs there, for reservations' predicted starts). */
+  *reservationsOn(nodeId: string): IterableIterator<Reservation> {
+    for (const id of this.heldByNode.get(nodeId) ?? []) {
+      const r = this.reservations.get(id);
+      if (r) yield r;
+    }
+  }
+
   /**
    * Jobs of gang members released since the last call. When one member ends, the store may end its siblings
    * in the same transaction; the scheduling pass reads those jobs' attempts back and releases the ended ones.

@@ -34,8 +34,24 @@ const byAge = (a: JobRecord, b: JobRecord) => a.createdAt - b.createdAt || (a.id
  * given, orders the jobs of one round (same class, same round-robin position, one job per buyer) by how much of
  * the fleet can take them, least first (scarcity.ts): a job only few nodes fit goes before one with many choices
  * of the same round. Classes, rounds and each buyer's own order are unchanged.
+ *
+ * `work(job)`, when given (issue 17: the predicted run time, ms; undefined when unknown), orders each buyer's jobs of
+ * a class shortest first, aged (work ÷ (1 + waited ÷ agingMs)), the unknown after the known by age, and breaks ties
+ * of reach in a round the same way: short jobs stop waiting behind long ones, and buyers keep their round-robin. The
+ * bound on every wait: a job that has waited agingMs or more goes before every younger job of its class (rounds
+ * included), oldest first, so it is the pass's first job once it is the oldest of the top class, and the first job
+ * that does not fit is the one the engine reserves room for (backfill.ts).
  */
-export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: number, usage: (buyerId: string) => number, reach?: (job: JobRecord) => number): JobRecord[] {
+export function fairOrder(
+  jobs: readonly JobRecord[],
+  now: number,
+  agingMs: number,
+  usage: (buyerId: string) => number,
+  reach?: (job: JobRecord) => number,
+  work?: (job: JobRecord) => number | undefined,
+  workAgingMs = agingMs,
+): JobRecord[] {
+  const key = work ? agedWork(jobs, now, workAgingMs, work) : undefined;
   const classes = new Map<number, Map<string, JobRecord[]>>();
   for (const j of jobs) {
     const c = effectivePriority(j, now, agingMs);
@@ -52,7 +68,9 @@ export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: numb
   for (const c of [...classes.keys()].sort((a, b) => a - b)) {
     const buyers = [...(classes.get(c) as Map<string, JobRecord[]>).entries()].map(([buyerId, list]) => {
       list.sort(byAge);
-      return { buyerId, list, usage: usage(buyerId), oldest: (list[0] as JobRecord).createdAt };
+      const oldest = (list[0] as JobRecord).createdAt;
+      if (key) list.sort((a, b) => byWork(key, a, b));
+      return { buyerId, list, usage: usage(buyerId), oldest };
     });
     buyers.sort((a, b) => a.usage - b.usage || a.oldest - b.oldest || (a.buyerId < b.buyerId ? -1 : 1));
     const longest = Math.max(...buyers.map((b) => b.list.length));
@@ -61,11 +79,46 @@ export function fairOrder(jobs: readonly JobRecord[], now: number, agingMs: numb
       round.length = 0;
       for (const b of buyers) if (r < b.list.length) round.push(b.list[r] as JobRecord);
       // A stable sort: buyers of equal reach keep their fair-share order.
-      if (reach && round.length > 1) round.sort((a, b) => reach(a) - reach(b));
+      if (key && round.length > 1) round.sort((a, b) => byStarving(key, a, b) || (reach ? reach(a) - reach(b) : 0) || byWork(key, a, b));
+      else if (reach && round.length > 1) round.sort((a, b) => reach(a) - reach(b));
       out.push(...round);
     }
   }
   return out;
+}
+
+/** Per job: waited agingMs or more (its age then orders it), and its aged predicted work (Infinity when unknown). */
+interface WorkKey {
+  starving: boolean;
+  aged: number;
+}
+
+function agedWork(jobs: readonly JobRecord[], now: number, agingMs: number, work: (job: JobRecord) => number | undefined): Map<JobRecord, WorkKey> {
+  const out = new Map<JobRecord, WorkKey>();
+  const aging = Math.max(1, agingMs);
+  for (const j of jobs) {
+    const waited = Math.max(0, now - j.createdAt);
+    const w = work(j);
+    out.set(j, { starving: waited >= aging, aged: w === undefined || !(w >= 0) ? Number.POSITIVE_INFINITY : w / (1 + waited / aging) });
+  }
+  return out;
+}
+
+/** Starving jobs first, by age; then by aged work; unknown work and ties by age. */
+function byWork(key: Map<JobRecord, WorkKey>, a: JobRecord, b: JobRecord): number {
+  const s = byStarving(key, a, b);
+  if (s !== 0) return s;
+  const wa = (key.get(a) as WorkKey).aged;
+  const wb = (key.get(b) as WorkKey).aged;
+  return wa < wb ? -1 : wa > wb ? 1 : byAge(a, b);
+}
+
+/** Starving before not, two starving by age; 0 when neither starves. */
+function byStarving(key: Map<JobRecord, WorkKey>, a: JobRecord, b: JobRecord): number {
+  const sa = (key.get(a) as WorkKey).starving;
+  const sb = (key.get(b) as WorkKey).starving;
+  if (sa === sb) return sa ? byAge(a, b) : 0;
+  return sa ? -1 : 1;
 }
 
 export const isDue = (j: Pick<JobRecord, 'state' | 'cancelRequested' | 'runAfter'>, now: number) =>

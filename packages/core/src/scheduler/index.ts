@@ -1,4 +1,5 @@
 /** The scheduler: capacity index, filters, scores, fairness, the placement engine, explain, first-fit baseline. */
+export * from './backfill.js';
 export * from './capacity-index.js';
 export * from './demand.js';
 export * from './exact-search.js';
@@ -10,6 +11,7 @@ export * from './gpu-class.js';
 export * from './node-stats.js';
 export * from './offers.js';
 export * from './placer.js';
+export * from './predicted-pass.js';
 export * from './quote.js';
 export * from './requirements.js';
 export * from './scarcity.js';

@@ -17,6 +17,11 @@
  * emptiest nodes of a pool and off the pool's rarely large room, and within one
  * round of the fair order the jobs fewest GPUs can take go first. Demand (demand.ts): in a pass, a job takes the node
  * where it leaves the most the window's other jobs can still use (no GPUs stranded without cores or memory).
+ *
+ * Predictions (issue 17, PlacementContext.predict; without them nothing here changes): the first job of the pass that
+ * does not fit gets a reservation at its predicted earliest start and later jobs take reserved room only if predicted
+ * (p90) to end before it (backfill.ts); each class is ordered by predicted run time with aging (fairness.ts); and a
+ * node's chance of failing during the job's predicted run costs `stabilityWeight` × that chance.
  */
 import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
@@ -27,6 +32,7 @@ import { searchExact } from './exact-search.js';
 import { DEFAULT_AGING_MS, fairOrder } from './fairness.js';
 import { bestSlot, pickGpus, stakeLockAt } from './filters.js';
 import { DEFAULT_NODE_STATS_POLICY } from './node-stats.js';
+import { PredictedPass } from './predicted-pass.js';
 import { type JobRequirements, requirementsOf } from './requirements.js';
 import { PoolPressure } from './scarcity.js';
 import { DEFAULT_SCORE_WEIGHTS, type ScoreWeights, scoreNode } from './scores.js';
@@ -65,6 +71,17 @@ export interface PlacementEngineOptions {
   leastReachFirst?: boolean;
   /** Weight of the demand loss (demand.ts), per GPU the window's other jobs can no longer use. Default 3; 0 turns it off. */
   demandWeight?: number;
+  /**
+   * With predictions (PlacementContext.predict): jobs of a pass that do not fit and get a reservation (backfill.ts),
+   * at most. Default 1 (EASY backfill: the first); 0 turns reservations off.
+   */
+  reservations?: number;
+  /** With predictions: order each class by predicted run time, aged (fairness.ts). Default true. */
+  orderByWork?: boolean;
+  /** With predictions: the aging of that order: a job's predicted run time counts half after this much waiting, and a job that waited this long goes first in its class. Default agingMs ÷ 4. */
+  workAgingMs?: number;
+  /** With predictions of node uptime: weight of the chance the node fails during the job's predicted run. Default 3; 0 turns it off. */
+  stabilityWeight?: number;
 }
 
 /** Counters of the last place() call, for benchmarks and the explain of a pass. */
@@ -75,6 +92,9 @@ export interface PassStats {
   skippedShapes: number;
   /** Jobs for which the bounded search found nothing usable and the exact search ran. */
   exactSearches: number;
+  /** With predictions: jobs given a reservation, and placements on reserved nodes (backfill). */
+  reserved?: number;
+  backfilled?: number;
 }
 
 export class PlacementEngine implements Scheduler {
@@ -88,11 +108,17 @@ export class PlacementEngine implements Scheduler {
   readonly scarcityWeight: number;
   readonly leastReachFirst: boolean;
   readonly demandWeight: number;
+  readonly reservations: number;
+  readonly orderByWork: boolean;
+  readonly workAgingMs: number;
+  readonly stabilityWeight: number;
   private readonly random: Random | undefined;
   /** The pools the current pass's constrained jobs need (set by place() for its duration). */
   private pressure: PoolPressure | undefined;
   /** What the current pass's window still needs (set by place() for its duration). */
   private demand: DemandProfile | undefined;
+  /** The current pass's predictions (set by place() for its duration, when the context brings a predictor). */
+  private predicted: PredictedPass | undefined;
   lastPass: PassStats = { jobs: 0, placed: 0, visits: 0, skippedShapes: 0, exactSearches: 0 };
 
   constructor(opts: PlacementEngineOptions = {}) {
@@ -107,6 +133,10 @@ export class PlacementEngine implements Scheduler {
     this.scarcityWeight = opts.scarcityWeight ?? DEFAULT_SCARCITY_WEIGHT;
     this.leastReachFirst = opts.leastReachFirst ?? true;
     this.demandWeight = opts.demandWeight ?? DEFAULT_DEMAND_WEIGHT;
+    this.reservations = Math.max(0, opts.reservations ?? 1);
+    this.orderByWork = opts.orderByWork ?? true;
+    this.workAgingMs = opts.workAgingMs ?? this.agingMs / 4;
+    this.stabilityWeight = opts.stabilityWeight ?? DEFAULT_STABILITY_WEIGHT;
   }
 
   place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[] {
@@ -117,16 +147,22 @@ export class PlacementEngine implements Scheduler {
     this.pressure = this.scarcityWeight > 0 ? pressure : undefined;
     this.demand = this.demandWeight > 0 ? new DemandProfile(jobs, index) : undefined;
     const reach = this.leastReachFirst ? (j: JobRecord) => pressure.reach(j) : undefined;
+    const pr = ctx.predict ? new PredictedPass(ctx.predict, ctx.now, this.reservations) : undefined;
+    this.predicted = pr;
+    const work = pr && this.orderByWork ? (j: JobRecord) => pr.work(j) : undefined;
     try {
-      for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b), reach)) {
+      for (const job of fairOrder(jobs, ctx.now, this.agingMs, (b) => index.buyerUsage(b), reach, work, this.workAgingMs)) {
         const req = requirementsOf(job);
         if (failed.has(req.shape)) {
           stats.skippedShapes++;
           continue;
         }
+        pr?.aim(job);
         const placed = this.placeJob(job, index, ctx, stats);
-        if (placed.length === 0) failed.add(req.shape);
-        else {
+        if (placed.length === 0) {
+          failed.add(req.shape);
+          pr?.notPlaced(job, req, index);
+        } else {
           stats.placed++;
           out.push(...placed);
           this.pressure?.placed(req);
@@ -136,6 +172,11 @@ export class PlacementEngine implements Scheduler {
     } finally {
       this.pressure = undefined;
       this.demand = undefined;
+      this.predicted = undefined;
+    }
+    if (pr) {
+      stats.reserved = pr.reserved;
+      stats.backfilled = pr.backfilled;
     }
     this.lastPass = stats;
     return out;
@@ -159,7 +200,7 @@ export class PlacementEngine implements Scheduler {
     };
     const res = searchFitting(req, index, ctx.random ?? this.random, lim, n, stats);
     const first = res.candidates[0];
-    const chosen = n === 1 ? (first ? [first] : undefined) : this.bestGang(req, res.candidates, now, n);
+    const chosen = n === 1 ? (first && first.score > BLOCKED ? [first] : undefined) : this.bestGang(req, res.candidates, now, n);
     if (!chosen) return [];
     return this.commit(job, req, chosen, index, ctx);
   }
@@ -219,7 +260,10 @@ export class PlacementEngine implements Scheduler {
 
   /** The node's score for the job: the weighted scores (scores.ts), and in a pass the scarcity, prior and demand terms. */
   private scoreOf(req: JobRequirements, node: NodeCapacity, slot: PoolSlot | undefined, now: number): number {
+    const pr = this.predicted;
+    if (pr && !pr.allows(req, node, slot)) return BLOCKED;
     let score = scoreNode(req, node, slot, now, this.weights, this.halfLifeMs);
+    if (pr && this.stabilityWeight > 0) score -= this.stabilityWeight * pr.stabilityLoss(node.nodeId);
     const p = this.pressure;
     // The prior is packing (where to leave room): it scales with the packing weight, and packing 0 turns it off.
     if (p) score += this.scarcityWeight * p.score(slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(slot, req.gpuCount, req.cpu, req.memoryMb);
@@ -231,7 +275,10 @@ export class PlacementEngine implements Scheduler {
   /** N distinct nodes; all in one region when some region has N (closer peers), else the best N anywhere. */
   private bestGang(req: JobRequirements, cands: Candidate[], now: number, n: number): Candidate[] | undefined {
     if (cands.length < n) return undefined;
-    const sorted = this.scored(req, cands, now).sort(order);
+    const sorted = this.scored(req, cands, now)
+      .filter((c) => c.score > BLOCKED)
+      .sort(order);
+    if (sorted.length < n) return undefined;
     const byRegion = new Map<string, Candidate[]>();
     for (const c of sorted) {
       const key = c.node.region ?? '';
@@ -263,12 +310,16 @@ export class PlacementEngine implements Scheduler {
       const attemptId = ids[rank] as string;
       index.reserve({ attemptId, nodeId: c.node.nodeId, gpuIndices, cpu: req.cpu, memoryMb: req.memoryMb, buyerId: job.buyerId, jobId: job.id, gang, stakeLock: req.paid ? stakeLockAt(req, c.node) : 0 });
       const p: Placement = { jobId: job.id, attemptId, nodeId: c.node.nodeId, gpuIndices, leaseExpiresAt: ctx.now + ctx.leaseTtlMs };
+      this.predicted?.placed(req, c.node, slot, gpuIndices);
       if (gang) p.gang = { leaderAttemptId: ids[0] as string, rank, worldSize: chosen.length, peers };
       out.push(p);
     });
     return out;
   }
 }
+
+/** The score of a node a job may not take (it holds room reserved for another job the job would not leave): never chosen. */
+const BLOCKED = -1e12;
 
 /**
  * The bounded search, then the exact one when the bounded search found fewer than `need` nodes the job may use
@@ -291,6 +342,12 @@ export const DEFAULT_SCARCITY_WEIGHT = 3;
 
 /** One GPU lost to the window's other jobs outweighs the packing score's whole range (replay, 5 seeds: 1.5 to 3 alike). */
 export const DEFAULT_DEMAND_WEIGHT = 3;
+
+/**
+ * A job likely to lose its node during its run loses that run (no checkpoint): 3 × the chance outweighs the packing
+ * score's range at a 1-in-3 chance, as the reliability score does for a node with a bad record.
+ */
+export const DEFAULT_STABILITY_WEIGHT = 3;
 
 /** Candidates per GPU class and free-GPU level (PlacementEngineOptions.perGroup). */
 export const DEFAULT_PER_GROUP = 2;

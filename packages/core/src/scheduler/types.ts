@@ -9,6 +9,36 @@ export interface PlacementContext {
   newAttemptId: () => string;
   /** Where the search starts in each bucket; without it every search starts at the front. */
   random?: Random;
+  /**
+   * Predictions (issue 17): with them the engine reserves room for the first job of the pass that does not fit and
+   * lets others backfill it, orders each class by predicted run time with aging, and sends long jobs to nodes likely
+   * to stay up (placer.ts, backfill.ts, fairness.ts). Without them it places exactly as before.
+   */
+  predict?: PlacementPredictor;
+}
+
+/** A run time's distribution, ms. */
+export interface RunTimeEstimate {
+  medianMs: number;
+  p90Ms: number;
+}
+
+/** What an attempt running on a node holds there, and when it is predicted to end (ms, absolute; Infinity: unknown). */
+export interface RunningAttempt {
+  endsAt: number;
+  gpuIndices: readonly number[];
+  cpu: number;
+  memoryMb: number;
+}
+
+/** What the engine may ask of the network's history during a pass. Every answer may be "unknown". */
+export interface PlacementPredictor {
+  /** The job's run time if it started now; undefined when nothing is known of it. */
+  runTime(job: JobRecord): RunTimeEstimate | undefined;
+  /** The attempts running on the node (placed before this pass), with their predicted ends. */
+  running(nodeId: string): Iterable<RunningAttempt>;
+  /** The chance the node stays online for the next `horizonMs`; undefined when unknown (core predict/NodeUptimeModel). */
+  pStaysUp?(nodeId: string, horizonMs: number): number | undefined;
 }
 
 export interface Scheduler {
