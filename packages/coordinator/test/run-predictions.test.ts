@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import type { FinishedRun, FinishedRunsPage, RunCursor, RunHistoryPort } from '@gpux/core';
+import { CapacityIndex, type FinishedRun, type FinishedRunsPage, type RunCursor, type RunHistoryPort } from '@gpux/core';
+import { node } from '../../core/test/helpers.js';
 import { ExplainJobResponse, GetJobResponse, SubmitJobResponse, WorkResponse } from '@gpux/protocol';
 import { formatJobDetail } from '../../cli/src/job-format.js';
 import { RunPredictions } from '../src/services/run-predictions.js';
@@ -105,4 +106,30 @@ test('GPUX_PREDICTIONS=off: no prediction is made or shown', async () => {
   } finally {
     await h.close();
   }
+});
+
+test("RunPredictions.forPass: the nodes' comings and goings, seen by the passes, feed the uptime model the engine reads", async () => {
+  const HOUR = 3_600_000;
+  let now = Date.UTC(2026, 0, 1, 12);
+  const p = new RunPredictions(history([]), { now: () => now }, { nodesEveryMs: 60_000 });
+  const index = new CapacityIndex();
+  index.upsertNode(node('steady'));
+  index.upsertNode(node('evening-off'));
+  // Ten days: the second node leaves every day at 18:00 and is back at 08:00; passes look every 30 minutes.
+  for (let day = 0; day < 10; day++) {
+    for (let half = 0; half < 48; half++) {
+      const hour = (12 + half / 2) % 24;
+      index.setStatus('evening-off', hour >= 18 || hour < 8 ? 'offline' : 'online');
+      await p.forPass(index);
+      now += HOUR / 2;
+    }
+  }
+  now = Date.UTC(2026, 0, 11, 15); // 15:00, both online
+  index.setStatus('evening-off', 'online');
+  const predictor = await p.forPass(index);
+  const steady = predictor.pStaysUp?.('steady', 4 * HOUR) ?? Number.NaN;
+  const leaving = predictor.pStaysUp?.('evening-off', 4 * HOUR) ?? Number.NaN;
+  assert.ok(steady > 0.8, `a node that never left (pulled a little toward the fleet, where one node leaves at 18:00): ${steady}`);
+  assert.ok(leaving < 0.5, `a node that leaves at 18:00 every day, asked at 15:00 for 4 hours: ${leaving}`);
+  assert.ok((predictor.pStaysUp?.('evening-off', 2 * HOUR) ?? 0) > 0.8, 'for the 2 hours before 18:00 it is as safe as any');
 });

@@ -244,3 +244,33 @@ describe('node stability (issue 17)', () => {
     assert.deepEqual(b, a, 'the prediction options do nothing without ctx.predict');
   });
 });
+
+describe('GPU class speed (issue 17)', () => {
+  test('a job goes to the class it is predicted to finish soonest on; off without per-class predictions', () => {
+    const mk = () => {
+      const index = new CapacityIndex();
+      index.upsertNode(node('t4', { gpus: 1, model: 'Tesla T4', vramMb: 15360 }));
+      index.upsertNode(node('h100', { gpus: 1 }));
+      return index;
+    };
+    const marketOf = (id: string, index: CapacityIndex) => {
+      for (const p of index.allPools()) if (p.buckets.some((b) => b.some((sl) => sl.node.nodeId === id))) return p.marketClass;
+      throw new Error(`no pool holds ${id}`);
+    };
+    const place = (perClass: boolean, h100Ms: number, t4Ms: number) => {
+      const index = mk();
+      const h100 = marketOf('h100', index);
+      const j = gpuJob(1);
+      const predict: PlacementPredictor = {
+        runTime: () => ({ medianMs: 60 * MIN, p90Ms: 90 * MIN }),
+        running: () => [],
+        ...(perClass ? { runTimeOn: (_job: JobRecord, cls: string) => ({ medianMs: cls === h100 ? h100Ms : t4Ms, p90Ms: 90 * MIN }) } : {}),
+      };
+      return new PlacementEngine().place([j], index, { ...ctx(T0), predict })[0]?.nodeId;
+    };
+    assert.equal(place(true, 20 * MIN, 120 * MIN), 'h100', 'three times faster on the H100');
+    assert.equal(place(true, 120 * MIN, 20 * MIN), 't4', 'and the other way round');
+    const plain = new PlacementEngine().place([gpuJob(1)], mk(), ctx(T0))[0]?.nodeId;
+    assert.equal(place(false, 20 * MIN, 120 * MIN), plain, 'no per-class figures: as without predictions');
+  });
+});

@@ -5,7 +5,7 @@
  * most every `refreshMs`, and a refresh reads at most `maxRunsPerRefresh` runs (a long history is caught up over
  * several asks, never in one slow request). At start it reads back `lookbackMs` of history.
  */
-import { Backfill, type CapacityIndex, type Clock, type JobRecord, type PlacementPredictor, type RunCursor, type RunHistoryPort, type RunningAttempt, type RunTimeEstimate, requirementsOf, RunTimeModel, runFeaturesOf } from '@gpux/core';
+import { Backfill, type CapacityIndex, type Clock, NodeUptimeModel, type JobRecord, type PlacementPredictor, type RunCursor, type RunHistoryPort, type RunningAttempt, type RunTimeEstimate, requirementsOf, RunTimeModel, runFeaturesOf } from '@gpux/core';
 import { type RunPrediction, TERMINAL_JOB_STATES } from '@gpux/protocol';
 import type { Needs } from '../runtime.js';
 
@@ -16,6 +16,8 @@ export interface RunPredictionsOptions {
   refreshMs?: number;
   /** Runs one refresh reads at most. Default 5,000. */
   maxRunsPerRefresh?: number;
+  /** How often a pass looks at which nodes are online, for the uptime model. Default 60 s. */
+  nodesEveryMs?: number;
 }
 
 const PAGE = 1000;
@@ -48,8 +50,13 @@ export class RunPredictions {
   private readonly lookbackMs: number;
   private readonly refreshMs: number;
   private readonly maxRuns: number;
+  private readonly nodesEveryMs: number;
   /** Predicted ends of the attempts this replica reserved, by attempt id (forPass drops those gone from the index). */
   private readonly ends = new Map<string, number>();
+  /** The nodes' comings and goings as this replica's passes saw them (observeNodes). */
+  private readonly uptime = new NodeUptimeModel();
+  private readonly upNow = new Set<string>();
+  private nodesSeenAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: RunHistoryPort,
@@ -59,6 +66,7 @@ export class RunPredictions {
     this.lookbackMs = opts.lookbackMs ?? 30 * 24 * 3_600_000;
     this.refreshMs = opts.refreshMs ?? 5_000;
     this.maxRuns = opts.maxRunsPerRefresh ?? 5_000;
+    this.nodesEveryMs = opts.nodesEveryMs ?? 60_000;
   }
 
   /** What the network's finished runs say of this job's run time, and how past predictions fared for its buyer. */
@@ -82,9 +90,9 @@ export class RunPredictions {
     };
   }
 
-  /** The job's run time as the placement engine reads it; undefined when nothing is known of its kind. */
-  runTime(job: Pick<JobRecord, 'buyerId' | 'spec'>): RunTimeEstimate | undefined {
-    const p = this.model.predict(runFeaturesOf(job.buyerId, job.spec));
+  /** The job's run time (on GPUs of `gpuClass`, a market class, when given) as the placement engine reads it; undefined when nothing is known of its kind. */
+  runTime(job: Pick<JobRecord, 'buyerId' | 'spec'>, gpuClass: string | null = null): RunTimeEstimate | undefined {
+    const p = this.model.predict(runFeaturesOf(job.buyerId, job.spec), gpuClass);
     return p.basis === 'none' ? undefined : { medianMs: p.medianMs, p90Ms: p.p90Ms };
   }
 
@@ -113,6 +121,7 @@ export class RunPredictions {
     const ends = this.ends;
     return {
       runTime: (job) => this.runTime(job),
+      runTimeOn: (job, marketClass) => this.runTime(job, marketClass),
       *running(nodeId): Iterable<RunningAttempt> {
         for (const r of index.reservationsOn(nodeId)) yield { endsAt: ends.get(r.attemptId) ?? Number.POSITIVE_INFINITY, gpuIndices: r.gpuIndices, cpu: r.cpu, memoryMb: r.memoryMb };
       },
@@ -126,7 +135,30 @@ export class RunPredictions {
   async forPass(index: CapacityIndex): Promise<PlacementPredictor> {
     await this.refresh();
     for (const id of this.ends.keys()) if (!index.hasReservation(id)) this.ends.delete(id);
-    return this.predictor(index);
+    const now = this.clock.now();
+    this.observeNodes(index, now);
+    const uptime = this.uptime;
+    return { ...this.predictor(index), pStaysUp: (nodeId, horizonMs) => uptime.pStaysUp(nodeId, now, horizonMs) };
+  }
+
+  /**
+   * Feed the uptime model (core NodeUptimeModel: a departure rate per hour of day, pulled toward the fleet's) from
+   * the index, at most every `nodesEveryMs`: online nodes book their time, nodes online at the last look and not now
+   * (offline, removed) are departures. Learned from when this process started passing: a restart starts again from
+   * nothing (every node then judged as the fleet's average, which is how a new node is judged anyway).
+   */
+  private observeNodes(index: CapacityIndex, now: number): void {
+    if (now - this.nodesSeenAt < this.nodesEveryMs) return;
+    this.nodesSeenAt = now;
+    const up = new Set<string>();
+    for (const n of index.allNodes()) {
+      if (n.status !== 'online') continue;
+      up.add(n.nodeId);
+      this.uptime.online(n.nodeId, now);
+    }
+    for (const id of this.upNow) if (!up.has(id)) this.uptime.offline(id, now);
+    this.upNow.clear();
+    for (const id of up) this.upNow.add(id);
   }
 
   /** A run ended (here, or on another replica by the bus): the next ask reads it, whatever the refresh interval. */

@@ -21,7 +21,8 @@
  * Predictions (issue 17, PlacementContext.predict; without them nothing here changes): the first job of the pass that
  * does not fit gets a reservation at its predicted earliest start and later jobs take reserved room only if predicted
  * (p90) to end before it (backfill.ts); each class is ordered by predicted run time with aging (fairness.ts); and a
- * node's chance of failing during the job's predicted run costs `stabilityWeight` × that chance.
+ * node's chance of failing during the job's predicted run costs `stabilityWeight` × that chance, and a GPU class the
+ * job is predicted to run slower on than its median costs `speedWeight` × ln of the ratio (faster ones gain).
  */
 import type { GangPeer } from '@gpux/protocol';
 import type { Random } from '../ports.js';
@@ -82,6 +83,12 @@ export interface PlacementEngineOptions {
   workAgingMs?: number;
   /** With predictions of node uptime: weight of the chance the node fails during the job's predicted run. Default 3; 0 turns it off. */
   stabilityWeight?: number;
+  /**
+   * With per-class run-time predictions (PlacementPredictor.runTimeOn): weight of how much slower the job is predicted
+   * to run on a candidate's GPU class than its median (ln of the ratio, within ±1; faster classes score higher).
+   * Default 2; 0 turns it off.
+   */
+  speedWeight?: number;
 }
 
 /** Counters of the last place() call, for benchmarks and the explain of a pass. */
@@ -112,6 +119,7 @@ export class PlacementEngine implements Scheduler {
   readonly orderByWork: boolean;
   readonly workAgingMs: number;
   readonly stabilityWeight: number;
+  readonly speedWeight: number;
   private readonly random: Random | undefined;
   /** The pools the current pass's constrained jobs need (set by place() for its duration). */
   private pressure: PoolPressure | undefined;
@@ -137,6 +145,7 @@ export class PlacementEngine implements Scheduler {
     this.orderByWork = opts.orderByWork ?? true;
     this.workAgingMs = opts.workAgingMs ?? this.agingMs / 4;
     this.stabilityWeight = opts.stabilityWeight ?? DEFAULT_STABILITY_WEIGHT;
+    this.speedWeight = opts.speedWeight ?? DEFAULT_SPEED_WEIGHT;
   }
 
   place(jobs: readonly JobRecord[], index: CapacityIndex, ctx: PlacementContext): Placement[] {
@@ -264,6 +273,7 @@ export class PlacementEngine implements Scheduler {
     if (pr && !pr.allows(req, node, slot)) return BLOCKED;
     let score = scoreNode(req, node, slot, now, this.weights, this.halfLifeMs);
     if (pr && this.stabilityWeight > 0) score -= this.stabilityWeight * pr.stabilityLoss(node.nodeId);
+    if (pr && this.speedWeight > 0) score -= this.speedWeight * pr.speedLoss(slot);
     const p = this.pressure;
     // The prior is packing (where to leave room): it scales with the packing weight, and packing 0 turns it off.
     if (p) score += this.scarcityWeight * p.score(slot) + (this.weights.packing / DEFAULT_SCORE_WEIGHTS.packing) * p.keep(slot, req.gpuCount, req.cpu, req.memoryMb);
@@ -348,6 +358,8 @@ export const DEFAULT_DEMAND_WEIGHT = 3;
  * score's range at a 1-in-3 chance, as the reliability score does for a node with a bad record.
  */
 export const DEFAULT_STABILITY_WEIGHT = 3;
+/** See PlacementEngineOptions.speedWeight: a class predicted twice as slow costs 2 × ln 2 ≈ 1.4. */
+export const DEFAULT_SPEED_WEIGHT = 2;
 
 /** Candidates per GPU class and free-GPU level (PlacementEngineOptions.perGroup). */
 export const DEFAULT_PER_GROUP = 2;

@@ -18,6 +18,9 @@ export class PredictedPass {
   /** The job being placed: its p90 end (may it backfill?) and its median run time (the uptime horizon). */
   private endsBy: number | undefined;
   private medianMs: number | undefined;
+  private job: JobRecord | undefined;
+  /** The aimed job's predicted median per market class (NaN: unknown), asked once per class. */
+  private readonly classMs = new Map<string, number>();
   private tries = 0;
   reserved = 0;
   backfilled = 0;
@@ -37,6 +40,8 @@ export class PredictedPass {
 
   /** The job about to be placed. */
   aim(job: JobRecord): void {
+    this.job = job;
+    this.classMs.clear();
     const e = this.estimateOf(job);
     this.endsBy = e && Number.isFinite(e.p90Ms) ? this.now + e.p90Ms : undefined;
     this.medianMs = e && Number.isFinite(e.medianMs) ? e.medianMs : undefined;
@@ -52,6 +57,23 @@ export class PredictedPass {
     if (this.medianMs === undefined || !this.predict.pStaysUp) return 0;
     const p = this.predict.pStaysUp(nodeId, this.medianMs);
     return p === undefined || !(p >= 0) ? 0 : 1 - Math.min(1, p);
+  }
+
+  /**
+   * How much slower (positive) or faster (negative) the aimed job is predicted to run on the slot's GPU class than
+   * its median over all classes, as ln(class ÷ median) within ±1: the engine sends a job where it finishes soonest
+   * (the price cap is a filter, so only classes it may pay for are candidates). 0 when either is unknown.
+   */
+  speedLoss(slot: PoolSlot | undefined): number {
+    if (!slot || this.medianMs === undefined || !this.predict.runTimeOn || !this.job) return 0;
+    const cls = slot.pool.marketClass;
+    let ms = this.classMs.get(cls);
+    if (ms === undefined) {
+      ms = this.predict.runTimeOn(this.job, cls)?.medianMs ?? Number.NaN;
+      this.classMs.set(cls, ms);
+    }
+    if (!(ms > 0) || !(this.medianMs > 0)) return 0;
+    return Math.max(-1, Math.min(1, Math.log(ms / this.medianMs)));
   }
 
   /** The aimed job did not fit: the first to (MAX_RESERVE_TRIES tries, `maxReservations` kept) get a reservation. */

@@ -37,6 +37,11 @@ export interface PlacementPredictor {
   runTime(job: JobRecord): RunTimeEstimate | undefined;
   /** The attempts running on the node (placed before this pass), with their predicted ends. */
   running(nodeId: string): Iterable<RunningAttempt>;
+  /**
+   * The job's run time on GPUs of this market class (Pool.marketClass), when runs of its family or the class's speed
+   * relative to others are known; undefined otherwise (core predict/RunTimeModel.predict with a class).
+   */
+  runTimeOn?(job: JobRecord, marketClass: string): RunTimeEstimate | undefined;
   /** The chance the node stays online for the next `horizonMs`; undefined when unknown (core predict/NodeUptimeModel). */
   pStaysUp?(nodeId: string, horizonMs: number): number | undefined;
 }
