@@ -19,7 +19,7 @@ export function accuracyLine(p: RunPrediction): string | null {
 export function predictionRows(p: RunPrediction): Array<[string, string | null]> {
   return [
     ['predicted run', predictedRunLine(p)],
-    ['predicted start', p.startAt ? `${formatTime(p.startAt.median)} (when room for it frees up, if no job ahead takes it)` : null],
+    ['predicted start', p.startAt ? `${formatTime(p.startAt.median)} (90%: by ${formatTime(p.startAt.p90)}; when room for it frees up, if no job ahead takes it)` : null],
     ['predicted end', p.finishAt ? `${formatTime(p.finishAt.median)} (90%: by ${formatTime(p.finishAt.p90)})` : null],
     ['predictions so far', accuracyLine(p)],
   ];

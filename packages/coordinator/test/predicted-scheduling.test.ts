@@ -93,6 +93,7 @@ describe('issue 17: predictions in the scheduling pass', () => {
     assert.ok(p?.startAt && p.finishAt && p.runTimeMs, JSON.stringify(p));
     assert.ok(p.startAt.median > s.now && Math.abs(p.startAt.median - (s.runningStarted + 5_000)) < 1_000, `${p.startAt.median - s.runningStarted} ms after the running job started`);
     assert.equal(p.finishAt.median, p.startAt.median + p.runTimeMs.median);
+    assert.ok(p.startAt.p90 >= p.startAt.median && p.finishAt.p90 === p.startAt.p90 + p.runTimeMs.p90, JSON.stringify(p));
     assert.match(formatJobDetail(s.whole), /predicted start: +\S+.*when room for it frees up/);
   });
 

@@ -16,15 +16,15 @@ export const RunPrediction = z.object({
   samples: z.number().int().describe('How many earlier runs the figure comes from (the last ones, at most 32 per group)'),
   basisText: z.string().describe('The basis in words, after the count ("runs of this job family (same image, name and resources)"); empty for none'),
   startAt: z
-    .object({ median: z.number().int() })
+    .object({ median: z.number().int(), p90: z.number().int() })
     .nullish()
     .describe(
-      "A queued job: when room for it on nodes it fits is predicted to free up (the predicted ends of what runs there), if no job ahead takes it first, epoch ms; null when not queued, when nothing fits it, or when what holds that room has no prediction (absent from coordinators before it)",
+      "A queued job: when room for it on nodes it fits is predicted to free up, by the median and by the p90 ends of what runs there, if no job ahead takes it first, epoch ms; null when not queued, when nothing fits it, or when what holds that room has no prediction (absent from coordinators before it)",
     ),
   finishAt: z
     .object({ median: z.number().int(), p90: z.number().int() })
     .nullable()
-    .describe('When it should end: a running job its start, a queued one its predicted start, plus the run time (never before now), epoch ms; null otherwise'),
+    .describe('When it should end: a running job its start, a queued one its predicted start (p90: the late start plus the p90 run), plus the run time (never before now), epoch ms; null otherwise'),
   buyerAccuracy: z
     .object({
       runs: z.number().int().describe("The buyer's runs that had a prediction before they ended"),

@@ -51,8 +51,8 @@ export class RunPredictions {
   private readonly refreshMs: number;
   private readonly maxRuns: number;
   private readonly nodesEveryMs: number;
-  /** Predicted ends of the attempts this replica reserved, by attempt id (forPass drops those gone from the index). */
-  private readonly ends = new Map<string, number>();
+  /** Predicted ends (median and p90) of the attempts this replica reserved, by attempt id (forPass drops those gone from the index). */
+  private readonly ends = new Map<string, { median: number; p90: number }>();
   /** The nodes' comings and goings as this replica's passes saw them (observeNodes). */
   private readonly uptime = new NodeUptimeModel();
   private readonly upNow = new Set<string>();
@@ -77,15 +77,16 @@ export class RunPredictions {
     const known = p.basis !== 'none';
     const acc = this.model.accuracy(job.buyerId);
     const startAt = job.state === 'queued' && index ? this.startOf(job, index, now) : null;
-    const started = job.state === 'running' && job.startedAt !== null ? job.startedAt : startAt;
+    const running = job.state === 'running' && job.startedAt !== null ? job.startedAt : null;
+    const startedAt = running !== null ? { median: running, p90: running } : startAt;
     return {
       runTimeMs: known ? { median: Math.round(p.medianMs), p90: Math.round(p.p90Ms) } : null,
       basis: p.basis,
       samples: p.samples,
       basisText: BASIS_TEXT[p.basis],
-      startAt: startAt === null ? null : { median: startAt },
-      // Its start (or predicted start) plus the run time, and never before now (it has not ended yet).
-      finishAt: known && started !== null ? { median: Math.max(now, Math.round(started + p.medianMs)), p90: Math.max(now, Math.round(started + p.p90Ms)) } : null,
+      startAt,
+      // Its start (or predicted start: median, and its p90 for the late bound) plus the run time, never before now.
+      finishAt: known && startedAt !== null ? { median: Math.max(now, Math.round(startedAt.median + p.medianMs)), p90: Math.max(now, Math.round(startedAt.p90 + p.p90Ms)) } : null,
       buyerAccuracy: { runs: acc.runs, medianErrorRatio: finiteOrNull(acc.medianErrorRatio), p90Coverage: finiteOrNull(acc.p90Coverage) },
     };
   }
@@ -98,32 +99,38 @@ export class RunPredictions {
 
   /**
    * An attempt this replica reserved with its job in hand (its placement, or an index rebuild): its predicted end is
-   * its start (or now, when not started yet) plus the job's median, fixed then. Unknown kinds are not kept.
+   * its start (or now, when not started yet) plus the job's median (and p90), fixed then. Unknown kinds are not kept.
    */
   noteAttempt(attemptId: string, job: Pick<JobRecord, 'buyerId' | 'spec'>, startedAt: number): void {
     const t = this.runTime(job);
-    if (t) this.ends.set(attemptId, startedAt + t.medianMs);
+    if (t) this.ends.set(attemptId, { median: startedAt + t.medianMs, p90: startedAt + t.p90Ms });
   }
 
   /**
    * A queued job's predicted start: when room for it frees up on nodes it fits, by the predicted ends of what runs
-   * there, as the scheduling pass would reserve it (core backfill.ts), if no job ahead takes that room first. Null
-   * when some of that room holds an attempt of unknown end, or no node fits it.
+   * there, as the scheduling pass would reserve it (core backfill.ts), if no job ahead takes that room first: by their
+   * median ends, and by their p90 ends (the late bound). Null when some of that room holds an attempt of unknown end,
+   * or no node fits it.
    */
-  private startOf(job: PredictedJob, index: CapacityIndex, now: number): number | null {
+  private startOf(job: PredictedJob, index: CapacityIndex, now: number): { median: number; p90: number } | null {
     const record = { avoidNodeIds: [], ...job } as JobRecord;
-    const b = new Backfill(this.predictor(index), now);
-    return b.reserve(record, requirementsOf(record), index) ? Math.round(b.reservations[0]?.startsAt ?? now) : null;
+    const at = (q: 'median' | 'p90') => {
+      const b = new Backfill(this.predictor(index, q), now);
+      return b.reserve(record, requirementsOf(record), index) ? Math.round(b.reservations[0]?.startsAt ?? now) : null;
+    };
+    const median = at('median');
+    const p90 = median === null ? null : at('p90');
+    return median === null || p90 === null ? null : { median, p90: Math.max(median, p90) };
   }
 
   /** Run times, and each node's attempts with their predicted ends (Infinity: unknown, so nothing is planned on their room). */
-  private predictor(index: CapacityIndex): PlacementPredictor {
+  private predictor(index: CapacityIndex, q: 'median' | 'p90' = 'median'): PlacementPredictor {
     const ends = this.ends;
     return {
       runTime: (job) => this.runTime(job),
       runTimeOn: (job, marketClass) => this.runTime(job, marketClass),
       *running(nodeId): Iterable<RunningAttempt> {
-        for (const r of index.reservationsOn(nodeId)) yield { endsAt: ends.get(r.attemptId) ?? Number.POSITIVE_INFINITY, gpuIndices: r.gpuIndices, cpu: r.cpu, memoryMb: r.memoryMb };
+        for (const r of index.reservationsOn(nodeId)) yield { endsAt: ends.get(r.attemptId)?.[q] ?? Number.POSITIVE_INFINITY, gpuIndices: r.gpuIndices, cpu: r.cpu, memoryMb: r.memoryMb };
       },
     };
   }
