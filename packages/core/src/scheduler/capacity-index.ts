@@ -561,7 +561,7 @@ export class CapacityIndex {
       else n.freeGpus.add(i);
     }
     n.freeGpuCount = n.freeGpus.size;
-    for (const s of n.slots) s.free = s.indices.reduce((c, i) => c + (n.freeGpus.has(i) ? 1 : 0), 0);
+    for (const s of n.slots) s.free = freeOf(s.indices, n.freeGpus);
     n.freeCpu += sign * r.cpu;
     n.freeMemoryMb += sign * r.memoryMb;
     n.activeAttempts += sign < 0 ? 1 : -1;
@@ -658,6 +658,13 @@ export function provenScoreOf(node: Pick<NodeRecord, 'proof'>): number | null {
   const p = node.proof;
   if (p?.state !== 'proven' || p.score === null || !Number.isFinite(p.score) || p.score <= 0) return null;
   return p.score;
+}
+
+/** How many of these GPU indices are free (a loop, not reduce: reserve and release run it on every placement). */
+function freeOf(indices: readonly number[], free: ReadonlySet<number>): number {
+  let k = 0;
+  for (let j = 0; j < indices.length; j++) if (free.has(indices[j] as number)) k++;
+  return k;
 }
 
 function usageOf(r: Reservation): number {

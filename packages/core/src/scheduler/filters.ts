@@ -149,12 +149,15 @@ export function operatorOk(req: JobRequirements, node: NodeCapacity): boolean {
 
 /** The free GPUs a job would take on this node: k of one accepted class, lowest indices first. */
 export function pickGpus(req: JobRequirements, slot: PoolSlot): number[] {
-  const out: number[] = [];
+  // Sized up front: the list is kept with the reservation, and a list grown from [] holds room for 17.
+  const out: number[] = new Array(req.gpuCount > 0 ? Math.min(req.gpuCount, slot.indices.length) : slot.indices.length);
   const free = slot.node.freeGpus;
+  let k = 0;
   for (const i of slot.indices) {
-    if (free.has(i)) out.push(i);
-    if (out.length === req.gpuCount) break;
+    if (k === out.length) break;
+    if (free.has(i)) out[k++] = i;
   }
+  out.length = k;
   return out;
 }
 

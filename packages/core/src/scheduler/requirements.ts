@@ -75,12 +75,50 @@ export function jobNodes(spec: JobSpec): number {
 const cache = new WeakMap<object, JobRequirements>();
 /** The avoid sets of the many jobs that avoid nothing share this one (read-only), so queued jobs cost less memory. */
 const NO_IDS: ReadonlySet<string> = new Set<string>();
+/**
+ * Jobs that avoid no node and no operator, pay through no market and check no one (their requirements are a function
+ * of the spec alone) and whose specs ask the same share one requirements object (read-only, as every one is): a queue
+ * holds many jobs of few kinds, and the object, strings and lists made per job (about 840 bytes, 500 of them kept)
+ * were half of what a placement run at 50,000 nodes still held at its end (bench/placement README). The key is the
+ * spec's fields that requirements read, as JSON (made per new job, then dropped); specs equal but for key order or fields
+ * nothing reads get objects of their own, equal in value. Bounded: past SHARED_MAX keys the table starts over.
+ */
+const shared = new Map<string, JobRequirements>();
+const SHARED_MAX = 4096;
 
 export function requirementsOf(
   job: Pick<JobRecord, 'spec' | 'avoidNodeIds'> & { payment?: JobRecord['payment']; kind?: JobRecord['kind']; avoidProviderIds?: JobRecord['avoidProviderIds'] },
 ): JobRequirements {
   const hit = cache.get(job);
   if (hit) return hit;
+  const key = sharedKey(job);
+  const had = key === undefined ? undefined : shared.get(key);
+  if (had) {
+    cache.set(job, had);
+    return had;
+  }
+  const r = lower(job);
+  if (key !== undefined) {
+    if (shared.size >= SHARED_MAX) shared.clear();
+    shared.set(key, r);
+  }
+  cache.set(job, r);
+  return r;
+}
+
+type RequirementsInput = Parameters<typeof requirementsOf>[0];
+
+/** The key of `shared` for a job whose requirements depend on its spec alone; undefined for any other. */
+function sharedKey(job: RequirementsInput): string | undefined {
+  if (job.avoidNodeIds.length > 0 || (job.avoidProviderIds?.length ?? 0) > 0 || job.payment || isCheck(job.kind)) return undefined;
+  const s = job.spec;
+  return JSON.stringify([s.resources, s.constraints, s.maxPricePerGpuHour ?? null, s.timeoutSeconds, s.nodes ?? null, s.priority ?? null]);
+}
+
+const isCheck = (kind: JobRecord['kind'] | undefined): kind is 'audit' | 'referee' | 'checker' => kind === 'audit' || kind === 'referee' || kind === 'checker';
+
+/** The job's requirements, made anew. */
+function lower(job: RequirementsInput): JobRequirements {
   const s = job.spec;
   const g = s.resources.gpu;
   const gpuCount = g.count;
@@ -104,7 +142,7 @@ export function requirementsOf(
     timeoutSeconds: s.timeoutSeconds,
     avoid: job.avoidNodeIds.length > 0 ? new Set(job.avoidNodeIds) : NO_IDS,
     avoidProviders: job.avoidProviderIds?.length ? new Set(job.avoidProviderIds) : NO_IDS,
-    check: job.kind === 'audit' || job.kind === 'referee' || job.kind === 'checker' ? job.kind : null,
+    check: isCheck(job.kind) ? job.kind : null,
     nodes: jobNodes(s),
     priority: jobPriority(s),
     gpuShape,
@@ -112,6 +150,5 @@ export function requirementsOf(
     shape: '',
   };
   r.shape = JSON.stringify([gpuShape, gpuCount, r.cpu, r.memoryMb, r.region ?? null, labels, r.minTrust, r.maxPrice ?? null, r.stakeNeeded, r.nodes, [...r.avoidProviders].sort(), r.check]);
-  cache.set(job, r);
   return r;
 }

@@ -75,8 +75,14 @@ export class CandidateCollector {
   private readonly want: number;
   private readonly maxVisits: number;
   private readonly score: SearchLimits['best'];
-  private bestUsable: Candidate | undefined;
-  private bestAvoided: Candidate | undefined;
+  // With `best`: the best usable and the best avoided node so far, as plain fields (a Candidate is made once, in
+  // result(), not on every better node).
+  private usableNode: NodeCapacity | undefined;
+  private usableSlot: PoolSlot | undefined;
+  private usableScore = 0;
+  private avoidedNode: NodeCapacity | undefined;
+  private avoidedSlot: PoolSlot | undefined;
+  private avoidedScore = 0;
 
   constructor(
     private readonly req: JobRequirements,
@@ -97,10 +103,16 @@ export class CandidateCollector {
       if (!avoided) this.found++;
       if (this.score) {
         const score = this.score(node, slot);
-        const had = avoided ? this.bestAvoided : this.bestUsable;
-        if (!had || score > had.score) {
-          if (avoided) this.bestAvoided = { node, slot, avoided, score };
-          else this.bestUsable = { node, slot, avoided, score };
+        if (avoided) {
+          if (this.avoidedNode === undefined || score > this.avoidedScore) {
+            this.avoidedNode = node;
+            this.avoidedSlot = slot;
+            this.avoidedScore = score;
+          }
+        } else if (this.usableNode === undefined || score > this.usableScore) {
+          this.usableNode = node;
+          this.usableSlot = slot;
+          this.usableScore = score;
         }
       } else this.out.push({ node, slot, avoided, score: 0 });
     }
@@ -108,10 +120,8 @@ export class CandidateCollector {
   }
 
   result(): SearchResult {
-    if (this.score) {
-      if (this.bestUsable) this.out.push(this.bestUsable);
-      if (this.bestAvoided) this.out.push(this.bestAvoided);
-    }
+    if (this.usableNode) this.out.push({ node: this.usableNode, slot: this.usableSlot, avoided: false, score: this.usableScore });
+    if (this.avoidedNode) this.out.push({ node: this.avoidedNode, slot: this.avoidedSlot, avoided: true, score: this.avoidedScore });
     return { candidates: this.out, visits: this.visits, found: this.found };
   }
 }
@@ -127,21 +137,23 @@ export function searchCandidates(req: JobRequirements, index: CapacityIndex, ran
     // (16.5 cores: a node with 16.0 free sits beside one with 16.7), so it is tried last, not first.
     const buckets = index.cpuBuckets;
     const whole = Math.ceil(req.cpu - 1e-9);
-    const order: number[] = [];
-    for (let b = whole; b < buckets.length; b++) order.push(b);
-    if (whole > Math.floor(req.cpu + 1e-9)) order.push(whole - 1);
-    for (const b of order) {
-      const arr = buckets[b] as NodeCapacity[];
-      const len = arr.length;
-      if (len === 0) continue;
-      const start = Math.floor(r * len);
-      for (let j = 0; j < len && j < levelCap; j++) if (!c.consider(arr[(start + j) % len] as NodeCapacity, undefined)) return c.result();
-    }
+    for (let b = whole; b < buckets.length; b++) if (!sampleCpuBucket(buckets[b] as NodeCapacity[], r, levelCap, c)) return c.result();
+    if (whole > Math.floor(req.cpu + 1e-9)) sampleCpuBucket(buckets[whole - 1] as NodeCapacity[], r, levelCap, c);
   }
   return c.result();
 }
 
-// Scratch lists of sampleGpuLevels, reused (a search runs to its end before the next one starts).
+/** Up to levelCap nodes of one CPU bucket from a random offset; false when the sample stopped at its limits. */
+function sampleCpuBucket(arr: NodeCapacity[], r: number, levelCap: number, c: CandidateCollector): boolean {
+  const len = arr.length;
+  const start = Math.floor(r * len);
+  for (let j = 0; j < len && j < levelCap; j++) if (!c.consider(arr[(start + j) % len] as NodeCapacity, undefined)) return false;
+  return true;
+}
+
+// Scratch lists of sampleGpuLevels, reused (a search runs to its end before the next one starts). Their used part is
+// counted apart, never cut by `length = 0`: that drops the list's storage, and growing it back took about 1.5 KB of
+// the 6 KB a GPU decision allocated at 50,000 nodes (bench/placement README). Entries past the count are stale, never read.
 const scratchPools: Pool[] = [];
 const scratchRows: FitCell[][] = [];
 const scratchCls: number[] = [];
@@ -155,15 +167,14 @@ function sampleGpuLevels(req: JobRequirements, index: CapacityIndex, r: number, 
   const p0 = Math.floor(r * all.length);
   // The pools in turns from a random one, but a pool whose largest node is too small is skipped outright.
   const pools = scratchPools;
-  pools.length = 0;
+  let np = 0;
   let top = 0;
   for (let pi = 0; pi < all.length; pi++) {
     const p = all[(pi + p0) % all.length] as Pool;
     if (p.maxCpuCores < req.cpu - 1e-9 || p.maxMemoryMb < req.memoryMb) continue;
-    pools.push(p);
+    pools[np++] = p;
     top = Math.max(top, p.buckets.length - 1);
   }
-  const np = pools.length;
   // The core bucket a fitting node is in at the least (a fractional need shares it with nodes just short).
   const firstCb = Math.min(CPU_BUCKETS - 1, Math.floor(req.cpu + 1e-9));
   const maxChecks = 4 * lim.maxVisits;
@@ -174,15 +185,14 @@ function sampleGpuLevels(req: JobRequirements, index: CapacityIndex, r: number, 
   const levels = scratchLevels;
   const got = scratchGot;
   const mark = scratchMark;
-  rows.length = 0;
-  rowCls.length = 0;
-  levels.length = 0;
+  let nRows = 0;
+  let nLevels = 0;
   while (got.length < index.classCount) got.push(0);
   while (mark.length < index.classCount) mark.push(-1);
   mark.fill(-1);
   let groups = 0;
   for (let f = req.gpuCount; f <= top; f++) {
-    levels.push(rows.length);
+    levels[nLevels++] = nRows;
     const bit = f < 31 ? 1 << f : 0;
     for (let pi = 0; pi < np; pi++) {
       const pool = pools[pi] as Pool;
@@ -191,19 +201,19 @@ function sampleGpuLevels(req: JobRequirements, index: CapacityIndex, r: number, 
       if (bit !== 0 && (pool.liveMask & bit) === 0) continue;
       const live = pool.live[f];
       if (!live || live.length === 0 || coresTop(pool, f) < firstCb) continue;
-      rows.push(live);
-      rowCls.push(pool.classIdx);
+      rows[nRows] = live;
+      rowCls[nRows++] = pool.classIdx;
       if (mark[pool.classIdx] !== f) {
         mark[pool.classIdx] = f;
         groups++;
       }
     }
   }
-  levels.push(rows.length);
+  levels[nLevels++] = nRows;
   // Candidates per group: perGroup, or more when there are too few groups to make minSample.
   const quota = Math.max(lim.perGroup ?? Number.POSITIVE_INFINITY, Math.ceil((lim.minSample ?? 0) / Math.max(1, groups)));
   let checks = 0;
-  for (let li = 0; li + 1 < levels.length; li++) {
+  for (let li = 0; li + 1 < nLevels; li++) {
     const from = levels[li] as number;
     const to = levels[li + 1] as number;
     if (from === to) continue;
