@@ -4,7 +4,7 @@
  */
 import { requirementsOf } from '@gpux/core';
 import { buildFleet, seededRandom } from './fleet.js';
-import { failuresFor, jobsFor, type ScenarioOptions } from './scenario.js';
+import { coordinatorTimes, failuresFor, jobsFor, type ScenarioOptions } from './scenario.js';
 import { simulate } from './sim.js';
 import { DEFAULT_NODE_FILE, DEFAULT_POD_FILE, readNodeList, readPodList } from './trace-csv.js';
 import { isVariant, makeVariant } from './variants.js';
@@ -23,7 +23,7 @@ const last = Math.max(...probe.map((j) => j.arrival));
 const failures = failuresFor(fleet, probe, o);
 const run = (policy: 'engine' | 'fifo-first-fit') => {
   const jobs = jobsFor(pods, o);
-  const r = simulate(fleet, jobs, { policy, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(seed + 2) });
+  const r = simulate(fleet, jobs, { policy, window: o.window, passDelayMs: o.passDelayMs, ...coordinatorTimes(o), failures, random: seededRandom(seed + 2) });
   return { jobs, r };
 };
 const e = run('engine');
@@ -88,7 +88,7 @@ if (watch) {
     for (const nd of idle.allNodes()) if (fitOnNode(wj.rec, nd)) homes.add(nd.nodeId);
     console.log(`\n${watch}: fits ${homes.size} nodes idle: ${[...homes].slice(0, 10).join(' ')}`);
     for (const policy of ['engine', 'fifo-first-fit'] as const) {
-      const inner = policy === 'engine' ? new PlacementEngine({ agingMs: (o.agingTraceS * 1000) / o.compression, random: seededRandom(seed + 2) }) : new FirstFitScheduler();
+      const inner = policy === 'engine' ? new PlacementEngine({ ...coordinatorTimes(o), random: seededRandom(seed + 2) }) : new FirstFitScheduler();
       const jobs = jobsFor(pods, o);
       const byId = new Map(jobs.map((j) => [j.rec.id, j]));
       const log: string[] = [];
@@ -105,7 +105,7 @@ if (watch) {
           return out;
         },
       };
-      simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(seed + 2) });
+      simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, ...coordinatorTimes(o), failures, random: seededRandom(seed + 2) });
       console.log(`${policy}: ${log.length} placements on those nodes; failures there: ${[...homes].map((h) => failures.get(h)).join(',')}`);
       for (const l of log.slice(0, 25)) console.log(`  ${l}`);
     }
@@ -117,7 +117,7 @@ if (process.env.ALLOC) {
   const { FirstFitScheduler, PlacementEngine } = await import('@gpux/core');
   const burstAt = Number(process.env.ALLOC);
   for (const policy of ['engine', 'fifo-first-fit'] as const) {
-    const inner = policy === 'engine' ? new PlacementEngine({ agingMs: (o.agingTraceS * 1000) / o.compression, random: seededRandom(seed + 2) }) : new FirstFitScheduler();
+    const inner = policy === 'engine' ? new PlacementEngine({ ...coordinatorTimes(o), random: seededRandom(seed + 2) }) : new FirstFitScheduler();
     const jobs = jobsFor(pods, o);
     const byId = new Map(jobs.map((j) => [j.rec.id, j]));
     const spans: Array<{ t: number; end: number; cut: number; gpus: number }> = [];
@@ -134,7 +134,7 @@ if (process.env.ALLOC) {
         return out;
       },
     };
-    simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(seed + 2) });
+    simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, ...coordinatorTimes(o), failures, random: seededRandom(seed + 2) });
     const area = (a: number, b: number) => spans.reduce((s, x) => s + x.gpus * Math.max(0, Math.min(b, x.end) - Math.max(a, x.t)), 0);
     const cutArea = (a: number, b: number) => spans.reduce((s, x) => s + (Number.isNaN(x.cut) ? 0 : x.gpus * Math.max(0, b - Math.max(a, x.cut))), 0);
     const cutJobs = spans.filter((x) => !Number.isNaN(x.cut) && x.cut < last);
@@ -148,7 +148,7 @@ if (process.env.TIMELINE) {
   const step = Number(process.env.TIMELINE);
   const lines = new Map<number, string[]>();
   for (const policy of ['engine', 'fifo-first-fit'] as const) {
-    const inner = policy === 'engine' ? new PlacementEngine({ agingMs: (o.agingTraceS * 1000) / o.compression, random: seededRandom(seed + 2) }) : new FirstFitScheduler();
+    const inner = policy === 'engine' ? new PlacementEngine({ ...coordinatorTimes(o), random: seededRandom(seed + 2) }) : new FirstFitScheduler();
     const jobs = jobsFor(pods, o);
     const snap = new Map<number, string>();
     const flexOn = new Map<string, number>();
@@ -180,7 +180,7 @@ if (process.env.TIMELINE) {
         return out;
       },
     };
-    simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(seed + 2) });
+    simulate(fleet, jobs, { policy, scheduler: sched, window: o.window, passDelayMs: o.passDelayMs, ...coordinatorTimes(o), failures, random: seededRandom(seed + 2) });
     for (const [k, v] of snap) lines.set(k, [...(lines.get(k) ?? []), v]);
   }
   for (const k of [...lines.keys()].sort((a, b) => a - b)) if (k * step >= 1000 && k * step < 1500) console.log((lines.get(k) as string[]).join(process.env.POOLS ? '\n' : '   |   '));

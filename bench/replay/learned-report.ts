@@ -9,14 +9,15 @@ import { FirstFitScheduler, type NodeRecord } from '@gpux/core';
 import { seededRandom } from './fleet.js';
 import { predictedOrder, runTimePredictions } from './learned.js';
 import { table } from './report-util.js';
-import { failuresFor, jobsFor, type ScenarioOptions, type Summary, summary } from './scenario.js';
+import { coordinatorTimes, failuresFor, jobsFor, type ScenarioOptions, type Summary, summary } from './scenario.js';
 import { simulate } from './sim.js';
 import type { PodRow } from './trace-csv.js';
 
 export function learnedRun(pods: readonly PodRow[], fleet: readonly NodeRecord[], s: ScenarioOptions) {
   const failures = failuresFor(fleet, jobsFor(pods, s), s);
-  const agingMs = (s.agingTraceS * 1000) / s.compression;
-  const base = { window: s.window, passDelayMs: s.passDelayMs, agingMs, failures, random: seededRandom(s.seed + 2) };
+  const times = coordinatorTimes(s);
+  const agingMs = times.agingMs;
+  const base = { window: s.window, passDelayMs: s.passDelayMs, ...times, failures, random: seededRandom(s.seed + 2) };
   const engineLearned = runTimePredictions('learned');
   const learned = predictedOrder('learned', agingMs);
   const oracle = predictedOrder('oracle', agingMs);

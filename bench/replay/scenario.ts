@@ -3,7 +3,7 @@
  * failures for both schedulers, the engine and FIFO first-fit run one after the other, summaries and ratios.
  */
 import { performance } from 'node:perf_hooks';
-import type { NodeRecord } from '@gpux/core';
+import { DEFAULT_RETRY_POLICY, type NodeRecord, type RetryPolicy } from '@gpux/core';
 import { seededRandom } from './fleet.js';
 import { buyerPicker, jobRecord, specOf } from './jobs.js';
 import { mean, percentile } from './report-util.js';
@@ -100,7 +100,7 @@ export function runScenario(pods: readonly PodRow[], fleet: readonly NodeRecord[
   const wallMs: Record<string, number> = {};
   for (const policy of ['engine', 'fifo-first-fit'] as const) {
     const t = performance.now();
-    const r = simulate(fleet, jobsFor(pods, o), { policy, window: o.window, passDelayMs: o.passDelayMs, agingMs: (o.agingTraceS * 1000) / o.compression, failures, random: seededRandom(o.seed + 2), countMisses: o.countMisses ?? false });
+    const r = simulate(fleet, jobsFor(pods, o), { policy, window: o.window, passDelayMs: o.passDelayMs, ...coordinatorTimes(o), failures, random: seededRandom(o.seed + 2), countMisses: o.countMisses ?? false });
     wallMs[policy] = Math.round(performance.now() - t);
     results[policy] = summary(r);
   }
@@ -123,5 +123,18 @@ export function runScenario(pods: readonly PodRow[], fleet: readonly NodeRecord[
       gpuAllocationWhileWaiting: div(e.gpuAllocationWhileWaiting, b.gpuAllocationWhileWaiting),
       attemptsLost: div(e.attemptsLost, b.attemptsLost),
     },
+  };
+}
+
+/**
+ * The coordinator's own periods in simulated time, compressed like the trace's run times: the aging of a queued job
+ * (agingTraceS of trace time) and the backoff before a job whose node was lost is placed again (core lifecycle's 2 s,
+ * doubling, at most 5 min). Uncompressed, a 2 s backoff would stand for 33 minutes of trace time at 1000×, and a job
+ * lost to a failing node would wait far past the burst.
+ */
+export function coordinatorTimes(o: Pick<ScenarioOptions, 'agingTraceS' | 'compression'>): { agingMs: number; retryPolicy: RetryPolicy } {
+  return {
+    agingMs: (o.agingTraceS * 1000) / o.compression,
+    retryPolicy: { baseBackoffMs: DEFAULT_RETRY_POLICY.baseBackoffMs / o.compression, maxBackoffMs: DEFAULT_RETRY_POLICY.maxBackoffMs / o.compression },
   };
 }

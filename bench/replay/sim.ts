@@ -12,6 +12,7 @@ import {
   claimWindow,
   DEFAULT_NODE_STATS_POLICY,
   decideAfterAttempt,
+  type RetryPolicy,
   emptyNodeStats,
   emptyReputation,
   FirstFitScheduler,
@@ -53,6 +54,8 @@ export interface SimOptions {
   /** A pass runs this long after the first change since the last pass (the coordinator's kick). */
   passDelayMs: number;
   agingMs: number;
+  /** The coordinator's retry backoff after a lost attempt, in simulated ms (scenario.ts coordinatorTimes: compressed like run times). */
+  retryPolicy: RetryPolicy;
   /** Node id → failure time (sim ms). */
   failures: ReadonlyMap<string, number>;
   random: Random;
@@ -294,7 +297,7 @@ export function simulate(nodes: readonly NodeRecord[], jobs: readonly SimJob[], 
         record(e.nodeId, 'failure', t);
         r.lostAttempts++;
         job.attempt = null;
-        const next = decideAfterAttempt(job.rec, { outcome: 'lost', exitCode: null, error: null }, t);
+        const next = decideAfterAttempt(job.rec, { outcome: 'lost', exitCode: null, error: null }, t, o.retryPolicy);
         job.rec.state = next.state;
         job.rec.runAfter = next.runAfter;
         if (next.avoidNode) job.rec.avoidNodeIds = [...job.rec.avoidNodeIds, e.nodeId];
