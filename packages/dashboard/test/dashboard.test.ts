@@ -238,7 +238,8 @@ describe('dashboard in Chromium', requireChromium(), () => {
       const { prediction } = await get<GetJobResponse>(`/v1/jobs/${job.id}`, net.buyerToken);
       assert.ok(prediction, 'a pending job carries a prediction');
       const predicted = (await page.getByTestId('prediction-run').textContent()) ?? '';
-      if (prediction.runTimeMs) assert.match(predicted, new RegExp(`^About .*, from ${prediction.samples} `));
+      // The count can differ by the runs that ended between the page's read and this one (each refreshes the model).
+      if (prediction.runTimeMs) assert.match(predicted, /^About .*, from \d+ /);
       else assert.equal(predicted, 'Unknown yet: no earlier runs to learn from');
       const doc = (await (await fetch(`${net.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
       if (doc.paths['/v1/jobs/{id}/explain']) {
