@@ -130,7 +130,7 @@ export function createRuntime(deps: CoordinatorDeps): Runtime {
 /** Capacity held by an attempt that ended goes back to its node; its job's log readers wake. */
 function attemptEnded(rt: Needs<'index' | 'delivery' | 'metrics' | 'bus' | 'logs' | 'predictions' | 'scheduling'>, attemptId: string, jobId: string, outcome: string): void {
   rt.index.release(attemptId);
-  if (outcome === 'succeeded') rt.predictions?.runEnded();
+  rt.predictions?.attemptEnded(attemptId);
   rt.delivery.forget(attemptId);
   rt.metrics.attemptsFinished.inc({ outcome });
   rt.bus.publish({ t: 'ended', attempt: attemptId, job: jobId });

@@ -97,7 +97,7 @@ export async function onClusterMessage(rt: FollowDeps, m: ClusterMessage, leads:
       return;
     case 'ended':
       rt.index.release(m.attempt);
-      rt.predictions?.runEnded();
+      rt.predictions?.attemptEnded(m.attempt);
       rt.delivery.forget(m.attempt);
       rt.logs.wakeLocal(m.job);
       kick();

@@ -51,7 +51,7 @@ export class RunPredictions {
   private readonly refreshMs: number;
   private readonly maxRuns: number;
   private readonly nodesEveryMs: number;
-  /** Predicted ends (median and p90) of the attempts this replica reserved, by attempt id (forPass drops those gone from the index). */
+  /** Predicted ends (median and p90) of the attempts this replica reserved, by attempt id (dropped when they end). */
   private readonly ends = new Map<string, { median: number; p90: number }>();
   /** The nodes' comings and goings as this replica's passes saw them (observeNodes). */
   private readonly uptime = new NodeUptimeModel();
@@ -136,12 +136,11 @@ export class RunPredictions {
   }
 
   /**
-   * What a scheduling pass gives the placement engine (issue 17). Ends of attempts no longer in the index are
-   * dropped here, once per pass. Refreshed first, so the pass sees the runs that ended since the last one.
+   * What a scheduling pass gives the placement engine (issue 17). Refreshed first, so the pass sees the runs that
+   * ended since the last one.
    */
   async forPass(index: CapacityIndex): Promise<PlacementPredictor> {
     await this.refresh();
-    for (const id of this.ends.keys()) if (!index.hasReservation(id)) this.ends.delete(id);
     const now = this.clock.now();
     this.observeNodes(index, now);
     const uptime = this.uptime;
@@ -157,6 +156,8 @@ export class RunPredictions {
   private observeNodes(index: CapacityIndex, now: number): void {
     if (now - this.nodesSeenAt < this.nodesEveryMs) return;
     this.nodesSeenAt = now;
+    // Ends missed by attemptEnded (an index rebuilt after a bus gap) go here, at this cadence, not in every pass.
+    for (const id of this.ends.keys()) if (!index.hasReservation(id)) this.ends.delete(id);
     const up = new Set<string>();
     for (const n of index.allNodes()) {
       if (n.status !== 'online') continue;
@@ -168,8 +169,12 @@ export class RunPredictions {
     for (const id of up) this.upNow.add(id);
   }
 
-  /** A run ended (here, or on another replica by the bus): the next ask reads it, whatever the refresh interval. */
-  runEnded(): void {
+  /**
+   * An attempt ended (here, or on another replica by the bus): its predicted end is dropped, and the next ask reads
+   * the runs that ended, whatever the refresh interval.
+   */
+  attemptEnded(attemptId: string): void {
+    this.ends.delete(attemptId);
     this.lastRefresh = Number.NEGATIVE_INFINITY;
   }
 
