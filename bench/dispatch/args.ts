@@ -31,6 +31,8 @@ export interface BenchArgs {
   sqliteSync: 'FULL' | 'NORMAL' | null;
   /** PostgreSQL pool size of the coordinator's store; null keeps its default (10). A diagnostic. */
   pgPool: number | null;
+  /** How gpux and graphile-worker reach the run's own PostgreSQL cluster (GPUX_BENCH_PG_URL is used as given). */
+  pgVia: 'socket' | 'tcp';
   /** Count and time the coordinator's Store calls and watch its event loop (adds a little overhead). */
   diagnose: boolean;
   quick: boolean;
@@ -51,6 +53,7 @@ export const USAGE = `usage: npm run bench:dispatch -- [options]
   --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
   --sqlite-sync M    full | normal: SQLite's synchronous mode       default: the coordinator's (full)
   --pg-pool N        the coordinator's PostgreSQL pool size          default: the coordinator's (10)
+  --pg-via M         socket | tcp: how every client reaches the run's PostgreSQL  default socket
   --diagnose         the coordinator's Store calls per job (count, mean ms) and event-loop delay
   --cpu-prof         V8 CPU profile of the coordinator into bench/results/prof/
   --quick            a ~30 s smoke run
@@ -75,6 +78,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'sqlite-sync': { type: 'string' },
       diagnose: { type: 'boolean' },
       'pg-pool': { type: 'string' },
+      'pg-via': { type: 'string' },
       quick: { type: 'boolean' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -104,7 +108,10 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   if (coordinator === 'inproc' && replicas.some((r) => r > 1)) throw new Error('--replicas above 1 needs --coordinator child (each replica is its own process)');
   const sync = values['sqlite-sync']?.toUpperCase() ?? null;
   if (sync !== null && sync !== 'FULL' && sync !== 'NORMAL') throw new Error(`--sqlite-sync takes full or normal, got ${values['sqlite-sync']}`);
+  const pgVia = values['pg-via'] ?? 'socket';
+  if (pgVia !== 'socket' && pgVia !== 'tcp') throw new Error(`--pg-via takes socket or tcp, got ${pgVia}`);
   return {
+    pgVia,
     agents: Math.max(1, Math.floor(num(values.agents, 20, 'agents'))),
     jobs: Math.max(1, Math.floor(num(values.jobs, quick ? 200 : 2000, 'jobs'))),
     concurrency: Math.max(1, Math.floor(num(values.concurrency, 16, 'concurrency'))),

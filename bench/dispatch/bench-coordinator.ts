@@ -65,16 +65,20 @@ function countingStore(store: Store, counts: Record<string, StoreCalls>): Store 
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       if (typeof v !== 'function' || typeof prop !== 'string') return v;
-      return async (...args: unknown[]) => {
+      // Synchronous methods stay synchronous: a fenced view of the store (PostgreSQL leadership) must not become a promise.
+      return (...args: unknown[]) => {
         const c = counts[prop] ?? { calls: 0, totalMs: 0 };
         counts[prop] = c;
         c.calls++;
         const t0 = performance.now();
-        try {
-          return await v.apply(target, args);
-        } finally {
+        const out = v.apply(target, args);
+        if (!(out instanceof Promise)) {
           c.totalMs += performance.now() - t0;
+          return out;
         }
+        return out.finally(() => {
+          c.totalMs += performance.now() - t0;
+        });
       };
     },
   });

@@ -152,7 +152,7 @@ async function main() {
   let pgNote: string | null = null;
   if (args.dbs.includes('postgres') || args.baseline) {
     try {
-      pg = await openBenchPg(process.env);
+      pg = await openBenchPg(process.env, args.pgVia);
       log(`PostgreSQL from ${pg.source}`);
     } catch (err) {
       pgNote = `no PostgreSQL (${err instanceof Error ? err.message : String(err)}); set GPUX_BENCH_PG_URL`;

@@ -10,10 +10,27 @@ export class NoopExecutor implements Executor {
   readonly kind = 'simulated' as const;
   /** Attempts started so far (all nodes using this instance). */
   started = 0;
+  /** While held, runs end only at release (bench:dispatch-stages: starts and results measured apart). */
+  private gate: { done: Promise<void>; open(): void } | null = null;
+
+  hold(): void {
+    if (this.gate) return;
+    let open = () => {};
+    const done = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.gate = { done, open };
+  }
+
+  release(): void {
+    this.gate?.open();
+    this.gate = null;
+  }
 
   async start(_req: ExecutionRequest, _log: LogSink): Promise<Execution> {
     this.started++;
     const outcome: ExecutionOutcome = { outcome: 'succeeded', exitCode: 0, error: null, outputs: [], outputDigest: EMPTY_OUTPUT_DIGEST, durationMs: 0 };
-    return { done: Promise.resolve(outcome), stop: async () => {} };
+    const done = this.gate ? this.gate.done.then(() => outcome) : Promise.resolve(outcome);
+    return { done, stop: async () => {} };
   }
 }

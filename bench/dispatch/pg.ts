@@ -30,16 +30,23 @@ function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-export async function openBenchPg(env: NodeJS.ProcessEnv): Promise<BenchPg> {
+/**
+ * `via`: how every client of the run (gpux and graphile-worker alike) reaches a throwaway cluster: its Unix socket
+ * (the default; about half the client CPU per query of loopback TCP) or TCP. GPUX_BENCH_PG_URL is used as given.
+ */
+export async function openBenchPg(env: NodeJS.ProcessEnv, via: 'socket' | 'tcp' = 'socket'): Promise<BenchPg> {
   let url = env.GPUX_BENCH_PG_URL;
   let source = 'GPUX_BENCH_PG_URL';
   let stopCluster = async () => {};
+  let clientUrl = (u: string) => u;
   if (!url) {
     // Imported lazily so the SQLite-only run does not need the testing package.
-    const testing = (await import('@gpux/testing')) as { startPostgres(): Promise<{ url: string; stop(): Promise<void> }> };
+    const testing = (await import('@gpux/testing')) as { startPostgres(): Promise<{ url: string; viaSocket?(url: string): string; stop(): Promise<void> }> };
     const cluster = await testing.startPostgres();
     url = cluster.url;
-    source = 'startPostgres (@gpux/testing)';
+    const socket = via === 'socket' ? cluster.viaSocket?.bind(cluster) : undefined;
+    source = `startPostgres (@gpux/testing), clients over ${socket ? 'its Unix socket' : 'TCP'}`;
+    if (socket) clientUrl = socket;
     stopCluster = () => cluster.stop();
   }
   const admin = new pg.Client({ connectionString: url });
@@ -52,7 +59,7 @@ export async function openBenchPg(env: NodeJS.ProcessEnv): Promise<BenchPg> {
       await admin.query(`DROP DATABASE IF EXISTS ${db}`);
       await admin.query(`CREATE DATABASE ${db}`);
       created.push(db);
-      return withDatabase(url, db);
+      return clientUrl(withDatabase(url, db));
     },
     async backendCpuMs(dbUrl) {
       const db = new URL(dbUrl).pathname.slice(1);

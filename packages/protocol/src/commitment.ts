@@ -7,10 +7,10 @@
  * keys sorted (no whitespace), UTF-8. Every field is a string or an integer (exitCode may be null), so the
  * JSON is the same on every implementation.
  */
-import { createPrivateKey, sign, verify } from 'node:crypto';
+import { sign, verify } from 'node:crypto';
 import { z } from 'zod';
 import type { AttemptMetrics } from './job.js';
-import { outputRootDigest, publicKeyFromRaw, sha256Hex } from './signing.js';
+import { outputRootDigest, privateKeyObject, publicKeyFromRaw, sha256Hex } from './signing.js';
 
 const Digest = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -84,7 +84,7 @@ export function metricsDigest(m: AttemptMetrics): string {
 }
 
 export function signCommitment(c: ResultCommitment, privateKeyPem: string): string {
-  return sign(null, canonicalCommitment(c), createPrivateKey(privateKeyPem)).toString('base64');
+  return sign(null, canonicalCommitment(c), privateKeyObject(privateKeyPem)).toString('base64');
 }
 
 /** True when the signature is the node key's over this commitment. Never throws. */

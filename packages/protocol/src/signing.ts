@@ -52,22 +52,35 @@ export function rawPublicKey(key: KeyObject): string {
   return Buffer.from(String(jwk.x), 'base64url').toString('base64');
 }
 
-export function publicKeyFromRaw(publicKeyB64: string): KeyObject {
-  const raw = Buffer.from(publicKeyB64, 'base64');
-  if (raw.length !== 32) throw new Error('an ed25519 public key has 32 bytes');
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+/**
+ * Keys made from their text, kept: making one costs about as much as the signature check itself, and a
+ * coordinator checks each node's key on every report. Bounded (the oldest goes first), so a stream of
+ * made-up keys costs a miss each, never memory.
+ */
+const KEPT_KEYS = 4096;
+function keptKey(cache: Map<string, KeyObject>, text: string, make: () => KeyObject): KeyObject {
+  let key = cache.get(text);
+  if (!key) {
+    key = make();
+    if (cache.size >= KEPT_KEYS) cache.delete(cache.keys().next().value as string);
+    cache.set(text, key);
+  }
+  return key;
 }
 
-// Parsing a PEM costs ten times the signature itself; an agent signs every request with one key.
-const parsedKeys = new Map<string, KeyObject>();
-function privateKeyObject(key: string | KeyObject): KeyObject {
-  if (typeof key !== 'string') return key;
-  let parsed = parsedKeys.get(key);
-  if (!parsed) {
-    parsed = createPrivateKey(key);
-    parsedKeys.set(key, parsed);
-  }
-  return parsed;
+const publicKeys = new Map<string, KeyObject>();
+export function publicKeyFromRaw(publicKeyB64: string): KeyObject {
+  return keptKey(publicKeys, publicKeyB64, () => {
+    const raw = Buffer.from(publicKeyB64, 'base64');
+    if (raw.length !== 32) throw new Error('an ed25519 public key has 32 bytes');
+    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+  });
+}
+
+// Parsing a PEM costs ten times the signature itself; an agent signs every request and result with one key.
+const privateKeys = new Map<string, KeyObject>();
+export function privateKeyObject(key: string | KeyObject): KeyObject {
+  return typeof key === 'string' ? keptKey(privateKeys, key, () => createPrivateKey(key)) : key;
 }
 
 /** Headers to attach to a request. `now` and `nonce` are parameters so tests are deterministic. */

@@ -116,8 +116,25 @@ export type QueuedJobRow = Omit<JobRow, 'spec_payload'>;
  * never change; getJob reads them). Parsing it costs the same whatever the buyer put in the payload.
  */
 export function queuedJobFromRow(r: QueuedJobRow): JobRecord {
-  const spec = inSpecOrder({ ...JSON.parse(r.spec), command: [], args: [], env: {}, labels: {}, inputs: [] });
-  return jobRecordOf({ ...r, spec_payload: null }, spec);
+  return jobRecordOf({ ...r, spec_payload: null }, claimedSpec(r.id, r.spec));
+}
+
+/**
+ * Scheduling views parsed by earlier passes, by job id. A job that waits (for GPUs no node has free) is claimed by
+ * every pass, and a burst of submits kicks a pass each: parsing its spec again each time made a queue of 1,000
+ * waiting jobs cost more than the submits themselves (bench/dispatch/stages-cpu.ts, issue 14). A spec never changes;
+ * the text is compared all the same, so a reused id can never be handed another job's view. Shared, so read-only.
+ */
+const claimedSpecs = new Map<string, { text: string; spec: JobRecord['spec'] }>();
+const CLAIMED_SPECS_KEPT = 4096;
+
+function claimedSpec(id: string, text: string): JobRecord['spec'] {
+  const hit = claimedSpecs.get(id);
+  if (hit && hit.text === text) return hit.spec;
+  const spec = Object.freeze(inSpecOrder({ ...JSON.parse(text), command: [], args: [], env: {}, labels: {}, inputs: [] })) as JobRecord['spec'];
+  if (claimedSpecs.size >= CLAIMED_SPECS_KEPT) claimedSpecs.delete(claimedSpecs.keys().next().value as string);
+  claimedSpecs.set(id, { text, spec });
+  return spec;
 }
 
 /** The job row's payment columns (all null without a market). */
