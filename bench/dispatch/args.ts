@@ -31,6 +31,8 @@ export interface BenchArgs {
   sqliteSync: 'FULL' | 'NORMAL' | null;
   /** PostgreSQL pool size of the coordinator's store; null keeps its default (10). A diagnostic. */
   pgPool: number | null;
+  /** Provider accounts owning the agents' nodes in market runs (agent i: provider i mod N). */
+  providers: number;
   /** How gpux and graphile-worker reach the run's own PostgreSQL cluster (GPUX_BENCH_PG_URL is used as given). */
   pgVia: 'socket' | 'tcp';
   /** Count and time the coordinator's Store calls and watch its event loop (adds a little overhead). */
@@ -53,6 +55,7 @@ export const USAGE = `usage: npm run bench:dispatch -- [options]
   --phase-timeout S  give up on a phase after S seconds              default 90 (quick 30)
   --sqlite-sync M    full | normal: SQLite's synchronous mode       default: the coordinator's (full)
   --pg-pool N        the coordinator's PostgreSQL pool size          default: the coordinator's (10)
+  --providers N      provider accounts owning the nodes (market on)   default 1
   --pg-via M         socket | tcp: how every client reaches the run's PostgreSQL  default socket
   --diagnose         the coordinator's Store calls per job (count, mean ms) and event-loop delay
   --cpu-prof         V8 CPU profile of the coordinator into bench/results/prof/
@@ -79,6 +82,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       diagnose: { type: 'boolean' },
       'pg-pool': { type: 'string' },
       'pg-via': { type: 'string' },
+      providers: { type: 'string' },
       quick: { type: 'boolean' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -112,6 +116,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   if (pgVia !== 'socket' && pgVia !== 'tcp') throw new Error(`--pg-via takes socket or tcp, got ${pgVia}`);
   return {
     pgVia,
+    providers: Math.max(1, Math.floor(num(values.providers, 1, 'providers'))),
     agents: Math.max(1, Math.floor(num(values.agents, 20, 'agents'))),
     jobs: Math.max(1, Math.floor(num(values.jobs, quick ? 200 : 2000, 'jobs'))),
     concurrency: Math.max(1, Math.floor(num(values.concurrency, 16, 'concurrency'))),

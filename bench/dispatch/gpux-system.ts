@@ -35,6 +35,8 @@ export interface SystemOptions {
   pgPool: number | null;
   /** Collect the coordinator's diagnostics (Store calls, event-loop delay); stop() then returns them. */
   diagnostics: boolean;
+  /** Provider accounts owning the agents' nodes (market on), agent i's node by provider i mod N; default 1. */
+  providers?: number;
 }
 
 export interface GpuxSystem {
@@ -148,12 +150,18 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
     const { token } = await operator.createToken({ role: 'buyer', name: 'bench' });
     const buyers = urls.map((url) => new GpuxClient({ url, token }));
     const buyer = buyers[0] as GpuxClient;
-    // The market's provider: the account that owns the nodes, is paid for their work and bonds their stake.
-    const providerToken = opts.market ? (await operator.createToken({ role: 'buyer', name: 'bench-provider' })).token : undefined;
-    // Nodes register with an enrollment token: the provider's when there is a market, else the operator's.
-    const enroller = providerToken !== undefined ? new GpuxClient({ url: coord.url, token: providerToken }) : operator;
-    const enrollmentToken = (await enroller.createEnrollment({ name: 'bench-nodes' })).token;
+    // The market's providers: the accounts that own the nodes, are paid for their work and bond their stake.
+    const providers: GpuxClient[] = [];
+    for (let p = 0; opts.market && p < Math.max(1, opts.providers ?? 1); p++) {
+      const { token: providerToken } = await operator.createToken({ role: 'buyer', name: p === 0 ? 'bench-provider' : `bench-provider-${p}` });
+      providers.push(new GpuxClient({ url: coord.url, token: providerToken }));
+    }
+    // Nodes register with an enrollment token: their provider's when there is a market, else the operator's.
+    const enrollers = providers.length > 0 ? providers : [operator];
+    const enrollmentTokens: string[] = [];
+    for (const e of enrollers) enrollmentTokens.push((await e.createEnrollment({ name: 'bench-nodes' })).token);
     for (let i = 0; i < opts.agents; i++) {
+      const enrollmentToken = enrollmentTokens[i % enrollmentTokens.length] as string;
       // Agent i starts on replica i mod N and fails over to the others in turn.
       const first = i % urls.length;
       const coordinatorUrl = urls.length > 1 ? [...urls.slice(first), ...urls.slice(0, first)] : coord.url;
@@ -167,7 +175,7 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
     }
     const online = await waitUntil(async () => (await operator.listNodes({ status: 'online', limit: 1000 })).nodes.length >= opts.agents, Date.now() + 30_000, 100);
     if (!online) throw new Error(`only some of the ${opts.agents} agents came online within 30 s`);
-    if (providerToken !== undefined) await fund(operator, buyer, new GpuxClient({ url: coord.url, token: providerToken }));
+    if (providers.length > 0) await fund(operator, buyer, providers);
     // Summed over the replicas; null as soon as one cannot be read (in-process, or a replica gone).
     const coordinatorCpuMs = () => coords.reduce<number | null>((sum, c) => (sum === null ? null : sumOrNull(sum, processCpuMs(c.pid))), 0);
     return { url: coord.url, market: opts.market, buyer, buyers, operator, executors, coordinatorCpuMs, stop };
@@ -180,18 +188,21 @@ export async function startGpuxSystem(opts: SystemOptions): Promise<GpuxSystem> 
 const sumOrNull = (a: number, b: number | null) => (b === null ? null : a + b);
 
 /**
- * Money for a market run, before any job: the operator records a deposit for the buyer and one for the
- * provider (exactly the stake it bonds), and the provider stakes each of its nodes.
+ * Money for a market run, before any job: the operator records a deposit for the buyer and one for each
+ * provider (exactly the stake it bonds), and each provider stakes each of its nodes.
  */
-async function fund(operator: GpuxClient, buyer: GpuxClient, provider: GpuxClient): Promise<void> {
+async function fund(operator: GpuxClient, buyer: GpuxClient, providers: GpuxClient[]): Promise<void> {
   const buyerId = (await buyer.whoami()).accountId;
-  const providerId = (await provider.whoami()).accountId;
+  const byAccount = new Map<string, GpuxClient>();
+  for (const p of providers) byAccount.set((await p.whoami()).accountId, p);
   const { nodes } = await operator.listNodes({ limit: 1000 });
-  const stray = nodes.find((n) => n.providerId !== providerId);
-  if (stray) throw new Error(`node ${stray.id} registered without the bench's provider (providerId ${stray.providerId ?? 'null'})`);
-  const stakes = nodes.map((n) => ({ id: n.id, amount: noopStakePerNode(n.advertisement.cpuCores) }));
-  const providerFunds = stakes.reduce((s, n) => s + n.amount, 0);
+  const stray = nodes.find((n) => !n.providerId || !byAccount.has(n.providerId));
+  if (stray) throw new Error(`node ${stray.id} registered without one of the bench's providers (providerId ${stray.providerId ?? 'null'})`);
   await operator.deposit({ asset: 'usdc', amount: BUYER_FUNDS, reference: 'bench', accountId: buyerId });
-  await operator.deposit({ asset: 'usdc', amount: providerFunds, reference: 'bench', accountId: providerId });
-  for (const n of stakes) await provider.addStake(n.id, n.amount);
+  for (const [providerId, provider] of byAccount) {
+    const stakes = nodes.filter((n) => n.providerId === providerId).map((n) => ({ id: n.id, amount: noopStakePerNode(n.advertisement.cpuCores) }));
+    const providerFunds = stakes.reduce((s, n) => s + n.amount, 0);
+    if (providerFunds > 0) await operator.deposit({ asset: 'usdc', amount: providerFunds, reference: 'bench', accountId: providerId });
+    for (const n of stakes) await provider.addStake(n.id, n.amount);
+  }
 }

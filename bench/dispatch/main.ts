@@ -50,6 +50,7 @@ async function gpuxPhase(args: BenchArgs, db: Db, market: Market, replicas: numb
     sqliteSynchronous: args.sqliteSync,
     pgPool: args.pgPool,
     diagnostics: args.diagnose,
+    providers: args.providers,
   });
   let result: GpuxPhaseResult;
   let coord: CoordinatorDiagnostics | null = null;

@@ -2,7 +2,7 @@
  * Where the coordinator's CPU goes per job, stage by stage (issue 14's map): submits with every node cordoned
  * (nothing places), then placement + delivery + start with the runs held, then the results. Each stage's
  * coordinator CPU is read from /proc beside the idle rate measured first (heartbeats, loops) and taken off.
- *   node --import tsx bench/dispatch/stages-cpu.ts [--jobs N] [--db sqlite|postgres] [--market on|off] [--agents N]
+ *   node --import tsx bench/dispatch/stages-cpu.ts [--jobs N] [--db sqlite|postgres] [--market on|off] [--agents N] [--providers N]
  *     [--until submit|place|result] [--cpu-prof DIR]
  * --until stops after that stage (a CPU profile then covers the stages up to it); PostgreSQL is reached over its
  * Unix socket, as in bench:dispatch.
@@ -15,7 +15,7 @@ import { closedLoop, waitUntil } from './load.js';
 import { NOOP_SPEC } from './noop-job.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string' }, db: { type: 'string' }, market: { type: 'string' }, agents: { type: 'string' }, until: { type: 'string' }, 'cpu-prof': { type: 'string' } },
+  options: { jobs: { type: 'string' }, db: { type: 'string' }, market: { type: 'string' }, agents: { type: 'string' }, until: { type: 'string' }, providers: { type: 'string' }, 'cpu-prof': { type: 'string' } },
 });
 const count = (v: string | undefined, dflt: number, name: string) => {
   const n = Number(v ?? dflt);
@@ -24,6 +24,7 @@ const count = (v: string | undefined, dflt: number, name: string) => {
 };
 const jobs = count(values.jobs, 1000, 'jobs');
 const agents = count(values.agents, 20, 'agents');
+const providers = count(values.providers, 1, 'providers');
 if (values.db !== undefined && values.db !== 'sqlite' && values.db !== 'postgres') throw new Error(`--db takes sqlite or postgres, got ${values.db}`);
 if (values.market !== undefined && values.market !== 'on' && values.market !== 'off') throw new Error(`--market takes on or off, got ${values.market}`);
 const pg = values.db === 'postgres' ? await startPostgres() : null;
@@ -37,6 +38,7 @@ const sys = await startGpuxSystem({
   sqliteSynchronous: null,
   pgPool: null,
   diagnostics: false,
+  providers,
 });
 const cpu = () => sys.coordinatorCpuMs() ?? Number.NaN;
 const unfinished = async (state: string) => (await sys.buyer.listJobs({ state, limit: 1 })).jobs.length > 0;
@@ -60,7 +62,7 @@ try {
     const used = cpu() - c - idleRate * wall;
     console.log(`${name.padEnd(28)} ${(used / jobs).toFixed(2).padStart(6)} ms CPU/job  (${wall} ms wall)`);
   };
-  console.log(`coordinator idle: ${(idleRate * 1000).toFixed(1)} ms CPU/s; ${jobs} jobs, ${nodes.length} nodes, market ${values.market ?? 'on'}, ${values.db ?? 'sqlite'}`);
+  console.log(`coordinator idle: ${(idleRate * 1000).toFixed(1)} ms CPU/s; ${jobs} jobs, ${nodes.length} nodes of ${providers} providers, market ${values.market ?? 'on'}, ${values.db ?? 'sqlite'}`);
   await stage('submit (nodes cordoned)', async () => {
     const r = await closedLoop(jobs, 16, Date.now() + 120_000, async (i) => {
       await sys.buyer.submitJob(NOOP_SPEC, { idempotencyKey: `stage-${i}` });

@@ -214,6 +214,12 @@ export interface CoordinatorConfig {
    * first within a priority class (aged). Default on; off: predictions are shown but the engine places as without them.
    */
   predictionsSchedule: boolean;
+  /**
+   * GPUX_PG_NAMED_STATEMENTS (on/off). On PostgreSQL, name the store's statements so each connection parses and plans
+   * them once (store/pg-prepared.ts). Default on; off sends every statement unnamed (a pooler that cannot keep
+   * prepared statements across a session's transactions, such as PgBouncer before 1.21 in transaction mode).
+   */
+  pgNamedStatements: boolean;
   /** GPUX_FORWARD_AFTER_S. A job no node here can take within this long may go to a peer (constraints.maxQueueSeconds overrides it). Default 60. */
   forwardAfterSeconds: number;
   /** GPUX_FORWARD_POLL_MS. How often the leader asks each peer how the jobs it forwarded stand (logs, state). Default 1000. */
@@ -444,6 +450,7 @@ export function loadCoordinatorConfig(env: Env, overrides: Partial<CoordinatorCo
     forward: bool(env, 'GPUX_FORWARD', ['on', 'off']) ?? true,
     predictions: bool(env, 'GPUX_PREDICTIONS', ['on', 'off']) ?? true,
     predictionsSchedule: bool(env, 'GPUX_PREDICTIONS_SCHEDULE', ['on', 'off']) ?? true,
+    pgNamedStatements: bool(env, 'GPUX_PG_NAMED_STATEMENTS', ['on', 'off']) ?? true,
     forwardAfterSeconds: int(env, 'GPUX_FORWARD_AFTER_S', 1, 7 * 86_400) ?? 60,
     forwardPollMs: int(env, 'GPUX_FORWARD_POLL_MS', 50, 600_000) ?? 1000,
     forwardLeaseMs: int(env, 'GPUX_FORWARD_LEASE_MS', 1000, 3_600_000) ?? 60_000,

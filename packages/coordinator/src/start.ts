@@ -63,7 +63,7 @@ export async function startCoordinator(config: CoordinatorConfig, opts: StartOpt
   const keys = loadOrCreateKeyFile(config.coordinatorKeyFile, clock.now());
   const signer = new Signer(keys.file, clock);
   if (keys.created) logger.info({ keyFile: config.coordinatorKeyFile, fingerprint: signer.current().fingerprint }, 'created the coordinator key (back it up with the database)');
-  const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message), policies: storePolicies(config) }));
+  const store = opts.store ?? (await openStore(config.db, { onModeFixed: (message) => logger.warn(message), policies: storePolicies(config), pgNamedStatements: config.pgNamedStatements }));
   const ownsStore = opts.store === undefined;
   try {
     await store.migrate();

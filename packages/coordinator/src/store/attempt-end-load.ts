@@ -1,9 +1,10 @@
 /**
  * The snapshot of an attempt's end (core attempt-end/snapshot.ts), read inside the transaction that ends
  * it, in the lock order every path follows: the job row, then attempt rows (the ending attempt is already
- * locked by the caller, then its gang siblings), then the job's escrow, then the treasury's balance row and
- * fee carry rows, then the wallets (the buyer's for a top-up, the provider's for an abandoned lease's fee;
- * in account order), then the node's rows (read unlocked). Only what the core's `attemptEndNeeds` asks for
+ * locked by the caller, then its gang siblings), then the job's escrow, then fee carry rows, then the wallets
+ * (the buyer's for a top-up, the provider's for an abandoned lease's fee; in account order), then the node's
+ * rows (read unlocked). The treasury's balance row comes last, when the plan's transfers post (ledger.ts), and
+ * an audit the end opens reads it after that (verification.ts treasuryCanFund). Only what the core's `attemptEndNeeds` asks for
  * is read in the second round.
  *
  * An abandoned lease's earlier losses are read after the provider's wallet is locked: two ends of the same
@@ -57,8 +58,7 @@ export async function loadAttemptEndIn(
   const basis: AttemptEndBasis = { now: q.now, attempt, cause: q.cause, job, siblings, escrow };
   if (q.cause.kind === 'lease-expired') basis.node = await readNodeFactsIn(trx, attempt.nodeId);
   const needs = attemptEndNeeds(basis, q.policy);
-  // A paid job's end may open an audit the treasury funds (verification.ts treasuryCanFund): its row first, then wallets.
-  const carries = await lockFeeCarriesIn(trx, ctx, needs.carries, [...assets]);
+  const carries = await lockFeeCarriesIn(trx, needs.carries);
   const snapshot: AttemptEndSnapshot = { ...basis, carries };
   const wallets = await lockWalletsIn(trx, ctx, [
     ...(needs.wallet ? [{ account: ACCOUNTS.wallet(job.buyerId), asset: needs.wallet }] : []),

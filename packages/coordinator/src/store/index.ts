@@ -29,8 +29,10 @@ export function parseDbUrl(dbUrl: string): { dialect: 'sqlite'; path: string } |
 }
 
 /** Open (and migrate) the store a --db value points at. `policies`: the coordinator's store policies (from its config). */
-export function openStore(dbUrl: string, opts: { onModeFixed?: (message: string) => void; policies?: StorePolicies } = {}): Promise<Store> {
+export function openStore(dbUrl: string, opts: { onModeFixed?: (message: string) => void; policies?: StorePolicies; pgNamedStatements?: boolean } = {}): Promise<Store> {
   const target = parseDbUrl(dbUrl);
-  if (target.dialect === 'postgres') return openPostgresStore(target.url, opts.policies ? { policies: opts.policies } : {});
+  if (target.dialect === 'postgres') {
+    return openPostgresStore(target.url, { ...(opts.policies ? { policies: opts.policies } : {}), ...(opts.pgNamedStatements !== undefined ? { namedStatements: opts.pgNamedStatements } : {}) });
+  }
   return openSqliteStore(target.path, opts);
 }

@@ -2,8 +2,10 @@
  * The ledger primitive: post one balanced transfer inside the caller's transaction. Balances live in
  * ledger_balances and move by an upsert that returns the new balance, so "no account but the world below
  * zero" is checked on the row the transaction holds (row-locked on PostgreSQL; SQLite's write transaction
- * is exclusive). Postings are applied in (asset, account) order so two transfers never lock in opposite
- * orders. A refused transfer throws INSUFFICIENT_FUNDS and the caller's transaction rolls back whole.
+ * is exclusive). Balance rows are locked in (asset, account) order with the treasury's last, so two transfers
+ * never lock in opposite orders and the row every fee moves is held only from its posting to the commit (a
+ * reader that locks it, treasuryCanFund, comes after any wallet too). A refused transfer throws
+ * INSUFFICIENT_FUNDS and the caller's transaction rolls back whole.
  *
  * No balance passes MAX_AMOUNT (2^53 − 1 minor units), and the world no lower than −MAX_AMOUNT: as every
  * other account is ≥ 0 and they sum to −world, no balance, wallet or ledger total can pass 2^53 either.
@@ -76,6 +78,16 @@ export async function postTransferIn(trx: Kysely<Database>, t: NewTransfer): Pro
 
 const balanceKey = (p: { account: string; asset: string }) => `${p.asset}\u0000${p.account}`;
 
+/** The order balance rows are locked in: (asset, account), the treasury's rows after every other. */
+function lockOrder(a: Posting, b: Posting): number {
+  const ta = a.account === ACCOUNTS.treasury ? 1 : 0;
+  const tb = b.account === ACCOUNTS.treasury ? 1 : 0;
+  if (ta !== tb) return ta - tb;
+  const ka = balanceKey(a);
+  const kb = balanceKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
 /**
  * Post `transfers` in the caller's transaction as if one after another, in three statements whatever their
  * number (one balance upsert, one insert of the transfers, one of the postings): each posting's balance_after
@@ -98,7 +110,7 @@ export async function postTransfersIn(trx: Kysely<Database>, transfers: readonly
   if (net.size > 0) {
     const rows = await trx
       .insertInto('ledger_balances')
-      .values([...net.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => ({ account: p.account, asset: p.asset, balance: p.amount })))
+      .values([...net.values()].sort(lockOrder).map((p) => ({ account: p.account, asset: p.asset, balance: p.amount })))
       .onConflict((oc) => oc.columns(['account', 'asset']).doUpdateSet((eb) => ({ balance: eb('ledger_balances.balance', '+', eb.ref('excluded.balance')) })))
       .returning(['account', 'asset', 'balance'])
       .execute();

@@ -3,6 +3,7 @@ import type { Store } from '@gpux/core';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { StorePolicies } from './context.js';
+import { namingStatements } from './pg-prepared.js';
 import { createKyselyStore } from './kysely-store.js';
 import type { Database } from './schema.js';
 
@@ -11,6 +12,8 @@ export interface PostgresStoreOptions {
   max?: number;
   /** The coordinator's store policies (node stats); defaults for anything left out. */
   policies?: StorePolicies;
+  /** Name statements so each connection parses and plans them once (pg-prepared.ts). Default true. */
+  namedStatements?: boolean;
 }
 
 const INT8_OID = 20;
@@ -22,7 +25,7 @@ const types: pg.CustomTypesConfig = {
 };
 
 /** A Kysely over its own pool; `options`: server settings for every session of it. */
-function kyselyOver(url: string, max: number, options?: string): Kysely<Database> {
+function kyselyOver(url: string, max: number, named: boolean, options?: string): Kysely<Database> {
   // A server that stops answering (a partition drops packets) fails a new connection after 10 s instead of never.
   const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000, ...(options && { options }) });
   // An idle client losing its connection must not crash the process; the next query reports the failure.
@@ -31,13 +34,14 @@ function kyselyOver(url: string, max: number, options?: string): Kysely<Database
   // partition) would emit 'error' with no listener and kill the process. Its queries are rejected anyway, and the pool
   // drops it on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: named ? namingStatements(pool) : pool }) });
 }
 
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
-  const db = kyselyOver(url, opts.max ?? 10);
+  const named = opts.namedStatements ?? true;
+  const db = kyselyOver(url, opts.max ?? 10, named);
   // Heartbeats' single statements commit without waiting for the disk and without a transaction (context.ts).
-  const relaxedDb = kyselyOver(url, Math.max(2, Math.ceil((opts.max ?? 10) / 2)), '-c synchronous_commit=off');
+  const relaxedDb = kyselyOver(url, Math.max(2, Math.ceil((opts.max ?? 10) / 2)), named, '-c synchronous_commit=off');
   const store = createKyselyStore(db, { dialect: 'postgres' }, opts.policies, relaxedDb);
   try {
     await store.migrate();
