@@ -4,8 +4,8 @@
  * locked by the caller, then its gang siblings), then the job's escrow, then fee carry rows, then the wallets
  * (the buyer's for a top-up, the provider's for an abandoned lease's fee; in account order), then the node's
  * rows (read unlocked). The treasury's balance row comes last, when the plan's transfers post (ledger.ts), and
- * an audit the end opens reads it after that (verification.ts treasuryCanFund). Only what the core's `attemptEndNeeds` asks for
- * is read in the second round.
+ * an audit the end opens reads it after that (verification.ts treasuryCanFund). Only what the core's
+ * `attemptEndNeeds` asks for is read in the second round.
  *
  * An abandoned lease's earlier losses are read after the provider's wallet is locked: two ends of the same
  * provider's leases then count each other (PostgreSQL reads each statement's committed rows). Unpriced
