@@ -33,8 +33,10 @@ interface Region {
 
 async function startRegion(dir: string, name: string): Promise<Region> {
   // Summaries every 200 ms (GPUX_PEER_SUMMARY_MS), so the page sees an exchange, and a failed one, within a poll or two.
+  // The nodes register once and never heartbeat: online for the whole test, not the default 30 s (a loaded CI machine
+  // took longer than that to reach the peer's classes, and they left the summary as the nodes went offline).
   const config = loadCoordinatorConfig(
-    { GPUX_PEER_SUMMARY_MS: '200' },
+    { GPUX_PEER_SUMMARY_MS: '200', GPUX_NODE_OFFLINE_AFTER_MS: '600000' },
     { dataDir: join(dir, name), host: '127.0.0.1', port: 0, logLevel: 'silent', market: false, challenge: 'off', region: name },
   );
   const coord = await startCoordinator(config);
