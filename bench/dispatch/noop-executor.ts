@@ -10,7 +10,7 @@ export class NoopExecutor implements Executor {
   readonly kind = 'simulated' as const;
   /** Attempts started so far (all nodes using this instance). */
   started = 0;
-  /** While held, runs end only at release (bench:dispatch-stages: starts and results measured apart). */
+  /** While held, runs end only at release (stages-cpu.ts: starts and results measured apart). */
   private gate: { done: Promise<void>; open(): void } | null = null;
 
   hold(): void {

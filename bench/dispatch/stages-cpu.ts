@@ -5,7 +5,8 @@
  *   node --import tsx bench/dispatch/stages-cpu.ts [--jobs N] [--db sqlite|postgres] [--market on|off] [--agents N] [--providers N]
  *     [--until submit|place|result] [--cpu-prof DIR]
  * --until stops after that stage (a CPU profile then covers the stages up to it); PostgreSQL is reached over its
- * Unix socket, as in bench:dispatch.
+ * Unix socket, as in bench:dispatch. Nodes are uncordoned one after another, so the first pass may pack most jobs onto
+ * the first few nodes (and providers): the per-stage CPU holds, the spread over nodes is not bench:dispatch's.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -27,6 +28,7 @@ const agents = count(values.agents, 20, 'agents');
 const providers = count(values.providers, 1, 'providers');
 if (values.db !== undefined && values.db !== 'sqlite' && values.db !== 'postgres') throw new Error(`--db takes sqlite or postgres, got ${values.db}`);
 if (values.market !== undefined && values.market !== 'on' && values.market !== 'off') throw new Error(`--market takes on or off, got ${values.market}`);
+if (values.until !== undefined && !['submit', 'place', 'result'].includes(values.until)) throw new Error(`--until takes submit, place or result, got ${values.until}`);
 const pg = values.db === 'postgres' ? await startPostgres() : null;
 const sys = await startGpuxSystem({
   db: pg ? (pg.viaSocket?.(pg.url) ?? pg.url) : 'sqlite:{dir}/bench.db',
