@@ -65,8 +65,10 @@ describe('fail over', () => {
     const silent = await startFakeServer(() => undefined);
     const up = await startFakeServer((_req, res) => json(res, 200, WHO));
     t.after(() => Promise.all([silent.close(), up.close()]));
-    const client = new GpuxClient({ url: [silent.url, up.url], token: 't', timeoutMs: 200 });
+    // 1.5 s, not less: the timeout also bounds the answering URL, and a loaded CI machine once took over 200 ms there.
+    const client = new GpuxClient({ url: [silent.url, up.url], token: 't', timeoutMs: 1_500 });
     assert.equal((await client.whoami()).tokenId, 'tok-1');
+    assert.equal(silent.requests.length, 1, 'the silent URL was asked first');
   });
 
   test('submitJob moves on after a dropped connection with the same idempotency key', async (t) => {
