@@ -161,7 +161,9 @@ export function finishAttempt(
   decide: TransitionDecider,
 ): Promise<{ attempt: AttemptRecord; job: JobRecord; duplicate: boolean }> {
   checkOutputs(input.outputs);
-  return inTx(ctx, async (trx) => {
+  // SQLite: ends arriving together share one durable commit (group-commit.ts says why not on PostgreSQL).
+  const tx = <T>(fn: (trx: Kysely<Database>) => Promise<T>) => (ctx.q.dialect === 'sqlite' ? groupTx(ctx, 'result', fn) : inTx(ctx, fn));
+  return tx(async (trx) => {
     const locked = await lockAttemptAndJob(trx, ctx, input.attemptId);
     const a = locked?.row;
     if (!a || a.node_id !== input.nodeId) throw new GpuxError('ATTEMPT_NOT_FOUND', `attempt ${input.attemptId} not found for node ${input.nodeId}`);

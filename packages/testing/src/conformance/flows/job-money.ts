@@ -424,7 +424,7 @@ export function jobMoneyTests(open: OpenStore): void {
       await assertBalanced(store);
     }));
 
-  test('a burst of submits, then of starts (group commits), then results: each verb answered alone; a refused one writes nothing, the others commit', () =>
+  test('a burst of submits, then of starts, then of results (group commits): each verb answered alone; a refused one writes nothing, the others commit', () =>
     withStore(open, async (store) => {
       await mint(store, ACCOUNTS.wallet(BUYER), 5 * HELD + HELD / 2); // covers five holds, not six
       const subs = await Promise.allSettled([
@@ -457,10 +457,19 @@ export function jobMoneyTests(open: OpenStore): void {
       const starts = await Promise.allSettled([...held.map((_, i) => store.startAttempt(`att-${i}`, `n${i}`, T0 + 1_000)), store.startAttempt('att-0', 'n1', T0 + 1_000)]);
       assert.equal(starts.filter((r) => r.status === 'fulfilled').length, held.length);
       code('ATTEMPT_NOT_FOUND')((starts.at(-1) as PromiseRejectedResult).reason);
-      const ends = await Promise.all(held.map((_, i) => store.finishAttempt(result(`att-${i}`, `n${i}`, T0 + 61_000), decide)));
+      // Results arriving together (grouped on SQLite); one of an attempt that is not this node's is refused alone.
+      const settled = await Promise.allSettled([
+        store.finishAttempt(result('att-0', 'n1', T0 + 61_000), decide),
+        ...held.map((_, i) => store.finishAttempt(result(`att-${i}`, `n${i}`, T0 + 61_000), decide)),
+      ]);
+      code('ATTEMPT_NOT_FOUND')((settled[0] as PromiseRejectedResult).reason);
+      const ends = settled.slice(1).map((r) => {
+        assert.equal(r.status, 'fulfilled', String((r as PromiseRejectedResult).reason));
+        return (r as PromiseFulfilledResult<Awaited<ReturnType<Store['finishAttempt']>>>).value;
+      });
       assert.deepEqual(
-        ends.map((e) => e.job.state),
-        held.map(() => 'succeeded'),
+        ends.map((e) => [e.job.state, e.duplicate]),
+        held.map(() => ['succeeded', false]),
       );
       for (const id of held) assert.equal(await bal(store, ACCOUNTS.escrow(id)), 0);
       await assertBalanced(store);
