@@ -134,7 +134,11 @@ describe('forwarding across network namespaces', requireComponent('network names
     await regions.restart('eu-central');
     const job = await ended(id, 90_000);
     assert.equal(job.state, 'succeeded', JSON.stringify(job));
-    assert.deepEqual(await forwardedTo(id), ['eu-central', 'eu-central']);
+    // Out again at least once more, only ever to eu-central (the one region that fits 2 GPUs). A forward sent while the
+    // restarted region's node was not yet back can lose its lease too and go out a third time (seen once in CI).
+    const sent = await forwardedTo(id);
+    assert.ok(sent.length >= 2, JSON.stringify(sent));
+    assert.deepEqual(new Set(sent), new Set(['eu-central']));
   });
 
   test('every pair nets to zero, and the buyer paid exactly its jobs’ bills', async () => {
