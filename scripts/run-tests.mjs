@@ -20,10 +20,18 @@ function walk(dir, out = []) {
   return out;
 }
 
+/** The recorded seconds per file; none (alphabetical order) without the file. A file that does not parse is said. */
 function knownSeconds() {
+  let text;
   try {
-    return JSON.parse(readFileSync('scripts/test-durations.json', 'utf8'));
+    text = readFileSync('scripts/test-durations.json', 'utf8');
   } catch {
+    return {};
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    console.error(`scripts/test-durations.json does not parse (${e.message}): test files run in name order; record it again with GPUX_TEST_DURATIONS_OUT`);
     return {};
   }
 }
