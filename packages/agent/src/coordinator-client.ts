@@ -34,6 +34,7 @@ import {
   OutputKeyResponse,
   signNodeEncryptionKey,
   UPLOAD_OFFSET_HEADER,
+  WorkExchangeResponse,
   WorkResponse,
 } from '@gpux/protocol';
 import { streamedBody } from '@gpux/protocol/tls-fetch';
@@ -59,6 +60,9 @@ export class CoordinatorUnreachableError extends GpuxError {
 }
 
 export const isUnreachable = (e: unknown): e is CoordinatorUnreachableError => e instanceof CoordinatorUnreachableError;
+
+/** A 404 from a route whose path has no id: the coordinator (an older version) lacks the route; the caller falls back. */
+export const isNoRoute = (e: unknown): boolean => e instanceof CoordinatorApiError && e.status === 404;
 
 export interface CoordinatorClientOptions {
   /**
@@ -117,6 +121,14 @@ export class CoordinatorClient {
   /** Long-poll: answers when assignments exist or after waitMs. `signal` aborts it (agent shutdown). */
   work(waitMs: number, signal?: AbortSignal): Promise<WorkResponse> {
     return this.call('GET', `${ROUTES.work.path}?waitMs=${waitMs}`, WorkResponse, undefined, { signal, timeoutMs: waitMs + 15_000 });
+  }
+
+  /**
+   * The long-poll carrying the starts of assignments this node takes up (an answer per start, at once when there
+   * are any). A coordinator without it answers 404 NOT_FOUND "no route": see isNoRoute.
+   */
+  workExchange(waitMs: number, started: string[], signal?: AbortSignal): Promise<WorkExchangeResponse> {
+    return this.call('POST', ROUTES.workExchange.path, WorkExchangeResponse, { waitMs, started }, { signal, timeoutMs: waitMs + 15_000 });
   }
 
   start(attemptId: string): Promise<StartAttemptResponse> {

@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { ExecutionOutcome, Executor, Logger } from '@gpux/core';
-import { type Assignment, JobSpec, type NodeAdvertisementInput } from '@gpux/protocol';
+import { type Assignment, JobSpec } from '@gpux/protocol';
 import { certFingerprint, makeTestCa, OPENSSL_WHY, opensslAvailable, requireComponent } from '@gpux/testing';
 import {
   assignmentOrder,
@@ -17,65 +16,13 @@ import {
   IDENTITY_FETCH_INTERVAL_MS,
   loadAgentConfig,
   readPinnedKeys,
-  type RunningAgent,
   silentLogger,
   startAgent,
 } from '../src/index.js';
 import { chainLink, coordinatorKey, sealAssignment, sealedCancel, type TestCoordinatorKey, testKey } from './coordinator-seal.js';
 import { FakeCoordinator, until } from './fake-coordinator.js';
+import { advertisement, agent, recordingExecutor, recordingLogger, type T } from './recording-agent.js';
 import { tempDir } from './helpers.js';
-
-type T = { after(fn: () => unknown): void };
-
-const advertisement = { hostname: 'h', os: 'linux', arch: 'x64', cpuCores: 2, memoryMb: 4096, gpus: [], executors: ['process'], agentVersion: '0' } as unknown as NodeAdvertisementInput;
-
-/** Records what it was asked to run; `wait` runs until stopped, anything else succeeds at once. */
-function recordingExecutor() {
-  const started: { attemptId: string; command: string[] }[] = [];
-  const stopped: string[] = [];
-  const sinks = new Map<string, (stream: 'stdout' | 'stderr', data: string) => void>();
-  const outcome = (o: ExecutionOutcome['outcome'], exitCode: number | null): ExecutionOutcome => ({ outcome: o, exitCode, error: null, outputs: [], outputDigest: '0'.repeat(64), durationMs: 1 });
-  const executor: Executor = {
-    kind: 'process',
-    async start(req, log) {
-      started.push({ attemptId: req.attemptId, command: req.spec.command });
-      sinks.set(req.attemptId, log);
-      let finish: (o: ExecutionOutcome) => void = () => {};
-      const done = new Promise<ExecutionOutcome>((r) => {
-        finish = r;
-      });
-      if (req.spec.command[0] !== 'wait') finish(outcome('succeeded', 0));
-      return {
-        done,
-        async stop() {
-          stopped.push(req.attemptId);
-          finish(outcome('cancelled', null));
-        },
-      };
-    },
-  };
-  return { executor, started, stopped, executorLogs: (attemptId: string) => sinks.get(attemptId) };
-}
-
-function recordingLogger() {
-  const lines: { level: string; msg: string; obj: Record<string, unknown> }[] = [];
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string): void => {
-      lines.push(typeof obj === 'string' ? { level, msg: obj, obj: {} } : { level, msg: msg ?? '', obj: obj as Record<string, unknown> });
-    };
-  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => logger };
-  return { logger, lines };
-}
-
-async function agent(t: T, c: FakeCoordinator, dataDir: string, over: { enrollmentToken?: string; coordinatorKey?: string; caFile?: string; coordinatorCertSha256?: string } = {}) {
-  const config = loadAgentConfig({}, { coordinatorUrl: c.url, dataDir, executor: 'process', allowUnsafeProcess: true, pollWaitMs: 200, enrollmentToken: 'gpux_enroll_secret', ...over });
-  const ex = recordingExecutor();
-  const log = recordingLogger();
-  const running: RunningAgent = await startAgent(config, { executor: ex.executor, logger: log.logger, advertisement });
-  t.after(() => running.stop());
-  return { running, ...ex, ...log };
-}
 
 const spec = (command: string[]) => JobSpec.parse({ name: 't', image: 'busybox', command });
 const assignment = (attemptId: string, command: string[]): Assignment => ({ attemptId, jobId: `job-${attemptId}`, spec: spec(command), gpuIndices: [], leaseExpiresAt: Date.now() + 60_000 });

@@ -37,6 +37,14 @@ export class FakeCoordinator {
   heartbeats = 0;
   /** Answer registrations without the coordinator block (an older or fake coordinator). */
   anonymousRegistration = false;
+  /** No work exchange (an older coordinator): POST /v1/agent/work is 404, attempts start one by one. */
+  noWorkExchange = false;
+  /** Work exchanges that carried starts, each with the ids it carried; and starts sent on their own (POST …/start). */
+  readonly exchanges: string[][] = [];
+  explicitStarts = 0;
+  /** Carried starts answered refused (the attempt ended meanwhile); exchanges carrying starts answered 503 before one is taken. */
+  readonly refuseStarts = new Set<string>();
+  failExchanges = 0;
   identityReads = 0;
   private server: http.Server | null = null;
 
@@ -90,6 +98,19 @@ export class FakeCoordinator {
       this.heartbeats++;
       return [200, { cancel: this.heartbeatCancel, heartbeatIntervalMs: 100, serverTime: Date.now() }];
     }
+    if (path === '/v1/agent/work' && req.method === 'POST') {
+      if (this.noWorkExchange) return [404, { error: { code: 'NOT_FOUND', message: `no route POST ${path}` } }];
+      const carried = (body as { started: string[] }).started;
+      if (carried.length > 0) this.exchanges.push(carried);
+      if (carried.length > 0 && this.failExchanges > 0) {
+        this.failExchanges--;
+        return [503, { error: { code: 'UNAVAILABLE', message: 'failing on purpose' } }];
+      }
+      const refused = (id: string) => ({ attemptId: id, ok: false, error: { code: 'CONFLICT', message: `attempt ${id} is lost, no longer active` } });
+      const started = carried.map((id) => (this.refuseStarts.has(id) ? refused(id) : { attemptId: id, ...this.start(id) }));
+      if (carried.length === 0 && this.pending.length === 0) await new Promise((r) => setTimeout(r, 50));
+      return [200, { assignments: this.pending, started }];
+    }
     if (path === '/v1/agent/work') {
       if (this.pending.length === 0) await new Promise((r) => setTimeout(r, 50));
       return [200, { assignments: this.pending }];
@@ -101,9 +122,8 @@ export class FakeCoordinator {
         this.pending = this.pending.filter((a) => a.attemptId !== id);
       };
       if (action === 'start') {
-        this.started.push(id);
-        drop();
-        return [200, { ok: true, cancel: this.startCancel !== null, ...(this.startCancel?.seal ? { cancelSeal: this.startCancel.seal } : {}) }];
+        this.explicitStarts++;
+        return [200, this.start(id)];
       }
       if (action === 'refuse') {
         this.refused.push({ attemptId: id, reason: (body as { reason: string }).reason });
@@ -121,6 +141,13 @@ export class FakeCoordinator {
       }
     }
     return [404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${path}` } }];
+  }
+
+  /** A start, on its own or carried by a work exchange: recorded, no longer delivered. */
+  private start(id: string): { ok: true; cancel: boolean; cancelSeal?: Seal } {
+    this.started.push(id);
+    this.pending = this.pending.filter((a) => a.attemptId !== id);
+    return { ok: true, cancel: this.startCancel !== null, ...(this.startCancel?.seal ? { cancelSeal: this.startCancel.seal } : {}) };
   }
 }
 

@@ -102,6 +102,35 @@ export const StartAttemptResponse = z.object({
 });
 export type StartAttemptResponse = z.infer<typeof StartAttemptResponse>;
 
+/** Starts one work exchange carries at most: more wait for the next one. */
+export const MAX_EXCHANGE_STARTS = 64;
+
+export const WorkExchangeRequest = z.object({
+  waitMs: z.number().int().min(0).max(60000).default(25000),
+  started: z
+    .array(z.string().min(1).max(128))
+    .max(MAX_EXCHANGE_STARTS)
+    .default([])
+    .describe('Assignments the agent has verified and takes up: the coordinator starts them (as POST …/start would) before anything else, and then answers at once'),
+});
+export type WorkExchangeRequest = z.input<typeof WorkExchangeRequest>;
+
+/** One carried start: started (cancel: the job was cancelled meanwhile), or refused (the attempt is not this node's to run). */
+export const StartOutcome = z.discriminatedUnion('ok', [
+  StartAttemptResponse.extend({ attemptId: z.string() }),
+  z.object({
+    attemptId: z.string(),
+    ok: z.literal(false),
+    error: z.object({ code: z.string(), message: z.string() }).describe('Why it did not start (ATTEMPT_NOT_FOUND, CONFLICT: ended, or another node\'s): drop it'),
+  }),
+]);
+export type StartOutcome = z.infer<typeof StartOutcome>;
+
+export const WorkExchangeResponse = WorkResponse.extend({
+  started: z.array(StartOutcome).max(MAX_EXCHANGE_STARTS).describe('One outcome per distinct carried start'),
+});
+export type WorkExchangeResponse = z.infer<typeof WorkExchangeResponse>;
+
 export const LogBatch = z.object({ entries: z.array(LogEntry).min(1).max(1000) });
 export type LogBatch = z.infer<typeof LogBatch>;
 export const LogBatchResponse = z.object({

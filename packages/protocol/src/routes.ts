@@ -96,6 +96,7 @@ export const ROUTES = {
   register: r({ method: 'POST', path: '/v1/agent/register', auth: 'node', summary: 'Register or re-register a node (signed with the key in the body)', body: agent.RegisterRequest, response: agent.RegisterResponse }),
   heartbeat: r({ method: 'POST', path: '/v1/agent/heartbeat', auth: 'node', summary: 'Renew the node and its leases; returns attempts to cancel', body: agent.HeartbeatRequest, response: agent.HeartbeatResponse }),
   work: r({ method: 'GET', path: '/v1/agent/work', auth: 'node', summary: 'Long-poll for assignments', query: agent.WorkQuery, response: agent.WorkResponse }),
+  workExchange: r({ method: 'POST', path: '/v1/agent/work', auth: 'node', summary: 'The work long-poll carrying the starts of assignments the agent takes up (answered at once when it carries any)', body: agent.WorkExchangeRequest, response: agent.WorkExchangeResponse }),
   startAttempt: r({ method: 'POST', path: '/v1/agent/attempts/:id/start', auth: 'node', summary: 'The attempt is running', response: agent.StartAttemptResponse }),
   attemptLogs: r({ method: 'POST', path: '/v1/agent/attempts/:id/logs', auth: 'node', summary: 'Append log entries (idempotent by seq)', body: agent.LogBatch, response: agent.LogBatchResponse }),
   attemptEvents: r({ method: 'POST', path: '/v1/agent/attempts/:id/events', auth: 'node', summary: 'Append job events (image pulls) to the job history', body: agent.AttemptEventBatch, response: agent.AttemptEventBatchResponse }),

@@ -1,6 +1,6 @@
 /** Runs one assignment: start it on the coordinator, execute, ship logs, report the result until it is accepted. */
 import type { Clock, Execution, ExecutionOutcome, Executor, Logger, Random, StopReason } from '@gpux/core';
-import { type Assignment, buildCommitment, outputRootDigest, type ResultReport, type Seal } from '@gpux/protocol';
+import { type Assignment, buildCommitment, outputRootDigest, type ResultReport, type Seal, type StartAttemptResponse } from '@gpux/protocol';
 import { MAX_LOG_PLAINTEXT_BYTES } from '@gpux/protocol/e2e';
 import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
 import { attemptDataPlane, type DataPlaneRequest } from '../data/attempt-data.js';
@@ -9,6 +9,7 @@ import { AttemptE2e } from '../e2e/attempt-e2e.js';
 import { awaitDataKey, E2eRefusal } from '../e2e/attempt-keys.js';
 import { failedOutcome } from '../executors/process-executor.js';
 import { Backoff, sleep } from './backoff.js';
+import type { TakeUp } from './carried-starts.js';
 import { withGangEnv } from './gang-env.js';
 import { EventShipper } from './event-shipper.js';
 import { LogShipper } from './log-shipper.js';
@@ -39,6 +40,11 @@ export interface AttemptContext {
   transfer?: { retryDelayMs?: number; chunkBytes?: number; checkpointEveryMs?: number };
   /** Encrypted jobs: longest wait for the data key (default MAX_KEY_WAIT_MS; the coordinator's own bound usually ends it first) and the first retry delay. */
   keyWait?: { maxWaitMs?: number; minDelayMs?: number };
+  /**
+   * Queue the start for the agent's next work exchange (node-agent.ts); absent, or answered explicit: POST …/start.
+   * Called before run()'s first await, so the exchange after a delivery carries all of its starts.
+   */
+  carryStart?(attemptId: string, leaseExpiresAt: number): Promise<TakeUp>;
 }
 
 /** The coordinator no longer holds this attempt (finished, lost, unknown; 410: it takes no more logs/events): drop it. */
@@ -79,14 +85,8 @@ export class AttemptRunner {
     const { attemptId } = this.assignment;
     // An encrypted job runs only with its data key, opened while the attempt is still assigned (else: refused).
     if (this.assignment.spec.encryption && !(await this.openEncryption())) return;
-    let gaveUp = false;
-    const started = await this.retry('start', () => this.ctx.client.start(attemptId), this.assignment.leaseExpiresAt, () => {
-      gaveUp = true;
-    });
-    if (started === undefined) {
-      this.neverStarted = gaveUp;
-      return;
-    }
+    const started = await this.begin();
+    if (started === undefined) return;
     if (started.cancel && (await this.ctx.checkCancel(attemptId, started.cancelSeal))) this.stopReason ??= 'cancelled';
     if (this.stopReason) {
       await this.report(this.toReport(this.stoppedOutcome(), { logBytes: 0, logsTruncated: false }));
@@ -156,6 +156,32 @@ export class AttemptRunner {
     if (this.stopReason === 'shutdown' || (this.stopReason && outcome.outcome === 'failed' && outcome.exitCode === null)) outcome = { ...outcome, ...this.stoppedOutcome() };
     this.log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, error: outcome.error }, 'attempt finished');
     await this.report(this.toReport(outcome, shipper.metrics));
+  }
+
+  /**
+   * The coordinator starts the attempt: through the agent's next work exchange, or on its own (an encrypted job,
+   * after its key exchange; a coordinator without the exchange). Undefined: do not run it.
+   */
+  private async begin(): Promise<StartAttemptResponse | undefined> {
+    const { attemptId, leaseExpiresAt } = this.assignment;
+    const carried: TakeUp = this.assignment.spec.encryption || !this.ctx.carryStart ? { kind: 'explicit' } : await this.ctx.carryStart(attemptId, leaseExpiresAt);
+    switch (carried.kind) {
+      case 'started':
+        return carried.res;
+      case 'refused':
+        this.log.info({ err: carried.message }, 'start: the coordinator has ended this attempt; dropping it');
+        return undefined;
+      case 'gave-up':
+        this.log.warn('start: giving up, the coordinator stayed unreachable');
+        this.neverStarted = true;
+        return undefined;
+    }
+    let gaveUp = false;
+    const started = await this.retry('start', () => this.ctx.client.start(attemptId), leaseExpiresAt, () => {
+      gaveUp = true;
+    });
+    if (started === undefined) this.neverStarted = gaveUp;
+    return started;
   }
 
   /**

@@ -1,14 +1,15 @@
 /** The running agent: registration, heartbeats, the work long-poll, outages and shutdown. One AttemptRunner per assignment. */
 import type { Clock, Executor, Logger, Random } from '@gpux/core';
-import type { Assignment, ChallengeAssignment, NodeAdvertisementInput, Seal, SealedCancel } from '@gpux/protocol';
+import { type Assignment, type ChallengeAssignment, MAX_EXCHANGE_STARTS, type NodeAdvertisementInput, type Seal, type SealedCancel, type WorkResponse } from '@gpux/protocol';
 import { type ChallengeRunnerSetting, chooseChallengeRunner } from '../challenge/choose.js';
 import type { ChallengeRunner } from '../challenge/runner.js';
 import { runChallenge } from '../challenge/task.js';
-import { CoordinatorApiError, type CoordinatorClient, isUnreachable } from '../coordinator-client.js';
+import { CoordinatorApiError, type CoordinatorClient, isNoRoute, isUnreachable } from '../coordinator-client.js';
 import type { OrderTrust } from '../coordinator-trust.js';
 import { assignmentOrder, cancelOrder, challengeOrder } from '../orders.js';
 import { type AttemptContext, AttemptRunner } from './attempt-runner.js';
 import { Backoff, sleep } from './backoff.js';
+import { CarriedStarts } from './carried-starts.js';
 
 export interface RunningAgent {
   readonly nodeId: string;
@@ -63,6 +64,9 @@ export class NodeAgent implements RunningAgent {
   private challenge: Promise<void> | null = null;
   private readonly challengesSeen = new Set<string>();
   private challengeRunner: Promise<ChallengeRunner> | null = null;
+  /** Starts the next work exchange carries; `exchange` false: the coordinator has none, attempts start one by one. */
+  private readonly starts = new CarriedStarts();
+  private exchange = true;
 
   constructor(private readonly d: NodeAgentDeps) {
     this.ctx = {
@@ -77,6 +81,7 @@ export class NodeAgent implements RunningAgent {
       maxLogBytes: d.maxLogBytes,
       checkCancel: (attemptId, seal) => this.cancelVerified(attemptId, seal),
       allowNetwork: d.allowNetwork === true,
+      carryStart: (attemptId, deadline) => (this.exchange ? this.starts.enqueue(attemptId, deadline) : Promise.resolve({ kind: 'explicit' })),
     };
   }
 
@@ -139,6 +144,7 @@ export class NodeAgent implements RunningAgent {
     this.heartbeatIntervalMs = Math.max(100, res.heartbeatIntervalMs);
     this.noteReachable();
     this.needRegister = false;
+    this.exchange = true; // perhaps another coordinator now: try the work exchange again
     this.d.logger.info({ heartbeatIntervalMs: res.heartbeatIntervalMs }, 'registered with the coordinator');
   }
 
@@ -156,19 +162,41 @@ export class NodeAgent implements RunningAgent {
       try {
         if (this.needRegister) await this.ensureRegistered();
         const began = this.d.clock.now();
-        const res = await this.d.client.work(this.d.pollWaitMs, signal);
+        const carried = this.exchange ? this.starts.take(MAX_EXCHANGE_STARTS) : [];
+        const res = await this.poll(carried, signal);
         this.noteReachable();
         backoff.reset();
+        // Launching an assignment queues its start (starts below): the next exchange carries it.
         for (const a of res.assignments) await this.admit(a);
         await this.cancel(res.cancel ?? []);
-        // Guard against a coordinator that answers at once: never spin.
-        if (res.assignments.length === 0 && !res.cancel?.length && this.d.clock.now() - began < 100) await sleep(250, signal);
+        // Guard against a coordinator that answers at once: never spin (an exchange carrying starts is answered at once).
+        if (carried.length === 0 && res.assignments.length === 0 && !res.cancel?.length && this.d.clock.now() - began < 100) await sleep(250, signal);
       } catch (e) {
         if (signal.aborted) break;
+        this.starts.expire(this.d.clock.now());
         this.onFailure(e, 'work poll');
         await sleep(backoff.next(), signal);
       }
     }
+    // Stopping: a start still waiting (or cut off in flight) is sent on its own, as it was before the exchange.
+    this.starts.settleAll({ kind: 'explicit' });
+  }
+
+  /** The work exchange carrying `carried`; a coordinator without one gets the plain long-poll from now on. */
+  private async poll(carried: string[], signal: AbortSignal): Promise<WorkResponse> {
+    if (this.exchange) {
+      try {
+        const res = await this.d.client.workExchange(this.d.pollWaitMs, carried, signal);
+        this.starts.answered(carried, res.started);
+        return res;
+      } catch (e) {
+        if (!isNoRoute(e)) throw e;
+        this.exchange = false;
+        this.starts.settleAll({ kind: 'explicit' });
+        this.d.logger.info('the coordinator has no work exchange (an older version): attempts start one by one');
+      }
+    }
+    return this.d.client.work(this.d.pollWaitMs, signal);
   }
 
   private async heartbeatLoop(): Promise<void> {

@@ -5,7 +5,7 @@ import { finishAttempt, heartbeat, refuseAttempt, startAttempt } from '../servic
 import { postDigests, postReveal, REVEAL_BODY_LIMIT_BYTES } from '../services/challenges.js';
 import { appendAttemptEvents, appendLogs } from '../services/attempt-writes.js';
 import { RegisterRateLimited, register } from '../services/register.js';
-import { pollWork } from '../services/work.js';
+import { exchangeWork, pollWork, WORK_EXCHANGE_BODY_LIMIT_BYTES } from '../services/work.js';
 import { mountRoute } from './route-kit.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
@@ -26,6 +26,7 @@ export function mountAgentRoutes(app: FastifyInstance, rt: RoutesAgentDeps): voi
     return heartbeat(rt, nodeId, body.activeAttemptIds);
   });
   mountRoute(app, rt, 'work', ({ nodeId, query }) => pollWork(rt, nodeId, query.waitMs));
+  mountRoute(app, rt, 'workExchange', ({ nodeId, body }) => exchangeWork(rt, nodeId, body), { bodyLimit: WORK_EXCHANGE_BODY_LIMIT_BYTES });
   mountRoute(app, rt, 'startAttempt', ({ nodeId, id }) => startAttempt(rt, nodeId, id));
   mountRoute(app, rt, 'attemptLogs', async ({ nodeId, id, body }) => {
     const res = await appendLogs(rt, nodeId, id, body);

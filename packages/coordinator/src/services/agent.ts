@@ -94,7 +94,8 @@ async function abandon(rt: AgentDeps, a: AttemptRecord, now: number): Promise<vo
   rt.logger.warn({ nodeId: a.nodeId, attemptId: a.id, jobId: a.jobId, jobState: res.job.state }, error);
 }
 
-export async function startAttempt(rt: AgentDeps, nodeId: string, attemptId: string): Promise<StartAttemptResponse> {
+/** POST /v1/agent/attempts/:id/start, and each start a work exchange carries (work.ts). */
+export async function startAttempt(rt: Needs<'clock' | 'delivery' | 'logger' | 'signer' | 'store'>, nodeId: string, attemptId: string): Promise<StartAttemptResponse> {
   const { job } = await rt.store.startAttempt(attemptId, nodeId, rt.clock.now());
   rt.delivery.forget(attemptId);
   rt.logger.debug({ nodeId, attemptId, jobId: job.id }, 'attempt started');

@@ -1,12 +1,14 @@
 /**
- * The agent's work long-poll: its assigned attempts (until started) and cancels, woken by the scheduler.
+ * The agent's work long-poll: its assigned attempts (until started) and cancels, woken by the scheduler; as a
+ * work exchange (POST) it also carries the starts of the assignments the agent took up (issue 14).
  * At most workPollsPerNode polls per node wait at once (one, plus one left over from a dropped connection).
  */
 import { performance } from 'node:perf_hooks';
 import { GpuxError } from '@gpux/core';
-import { type Assignment, assignmentOrder, JobSpec, SEAL_TTL_MS, type WorkResponse } from '@gpux/protocol';
+import { type Assignment, assignmentOrder, JobSpec, SEAL_TTL_MS, type StartOutcome, type WorkExchangeResponse, type WorkResponse } from '@gpux/protocol';
 import type { Needs } from '../runtime.js';
 import { PollSlots } from '../waiters.js';
+import { startAttempt } from './agent.js';
 
 /** What this module uses of the coordinator's runtime (wired in runtime.ts). */
 type WorkDeps = Needs<'clock' | 'config' | 'delivery' | 'logger' | 'signer' | 'store' | 'work'>;
@@ -72,7 +74,40 @@ async function snapshot(rt: WorkDeps, nodeId: string): Promise<WorkSnapshot> {
 }
 
 /** Wait up to `waitMs` for news for this node; always answers with the node's full current set. */
-export async function pollWork(rt: WorkDeps, nodeId: string, waitMs: number): Promise<WorkResponse> {
+export function pollWork(rt: WorkDeps, nodeId: string, waitMs: number): Promise<WorkResponse> {
+  return inPollSlot(rt, nodeId, async () => sealed(rt, nodeId, await waitForWork(rt, nodeId, waitMs)));
+}
+
+/** The exchange's body: MAX_EXCHANGE_STARTS ids of at most 128 characters take about half of it. */
+export const WORK_EXCHANGE_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * POST /v1/agent/work: the poll carrying the starts of assignments the agent took up since its last one. Each
+ * start is what POST …/start does; with any carried, the answer comes at once (the agent runs them on it) and
+ * brings whatever else is assigned by then. One request for a delivery's starts instead of one per start.
+ */
+export function exchangeWork(rt: WorkDeps, nodeId: string, req: { waitMs: number; started: string[] }): Promise<WorkExchangeResponse> {
+  return inPollSlot(rt, nodeId, async () => {
+    const ids = [...new Set(req.started)];
+    // Concurrent, so they share one group commit (store/group-commit.ts).
+    const started = await Promise.all(ids.map((id) => startCarried(rt, nodeId, id)));
+    const snap = await waitForWork(rt, nodeId, ids.length > 0 ? 0 : req.waitMs);
+    return { ...sealed(rt, nodeId, snap), started };
+  });
+}
+
+/** A carried start the attempt's state refuses (not this node's, or ended) is answered, not thrown: the others still count. */
+async function startCarried(rt: WorkDeps, nodeId: string, attemptId: string): Promise<StartOutcome> {
+  try {
+    return { attemptId, ...(await startAttempt(rt, nodeId, attemptId)) };
+  } catch (e) {
+    if (e instanceof GpuxError && (e.code === 'ATTEMPT_NOT_FOUND' || e.code === 'CONFLICT')) return { attemptId, ok: false, error: { code: e.code, message: e.message } };
+    throw e;
+  }
+}
+
+/** At most workPollsPerNode polls (plain or carrying starts) per node at once. */
+async function inPollSlot<T>(rt: WorkDeps, nodeId: string, fn: () => Promise<T>): Promise<T> {
   let slots = slotsOf.get(rt);
   if (!slots) {
     slots = new PollSlots();
@@ -86,7 +121,7 @@ export async function pollWork(rt: WorkDeps, nodeId: string, waitMs: number): Pr
     });
   }
   try {
-    return sealed(rt, nodeId, await waitForWork(rt, nodeId, waitMs));
+    return await fn();
   } finally {
     release();
   }

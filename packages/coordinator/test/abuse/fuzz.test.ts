@@ -282,8 +282,12 @@ describe('fuzz: no 5xx for any input', () => {
       { path: `/v1/agent/attempts/${attemptId}/outputs`, base: { path: 'out.bin', sha256: 'a'.repeat(64), size: 10 } },
       { path: `/v1/agent/attempts/${attemptId}/checkpoints`, base: { sha256: 'b'.repeat(64), size: 10 } },
       { path: `/v1/agent/attempts/${attemptId}/output-key`, base: { wrappedKey: `${'A'.repeat(107)}=` } },
+      // Issue 14: the work exchange. Its near-valid bodies carry a start or waitMs 0, so each is answered at once.
+      { path: '/v1/agent/work', base: { waitMs: 0, started: [attemptId] }, longPoll: true },
     ];
   };
+  /** Arbitrary bodies: not the exchange, where `{}` is a valid 25 s long-poll. */
+  const noLongPolls = () => agentRoutes().filter((r) => !('longPoll' in r));
   const AGENT_PATHS: (string | number)[][] = [
     ['publicKey'],
     ['advertisement'],
@@ -324,6 +328,9 @@ describe('fuzz: no 5xx for any input', () => {
     ['outputs', 0, 'content'],
     ['metrics'],
     ['metrics', 'durationMs'],
+    ['waitMs'],
+    ['started'],
+    ['started', 0],
   ];
 
   /** Send `text` signed correctly by the agent (the signature covers exactly these bytes). */
@@ -333,7 +340,7 @@ describe('fuzz: no 5xx for any input', () => {
   }
 
   test('signed agent routes: arbitrary JSON bodies', async () => {
-    const routes = agentRoutes();
+    const routes = noLongPolls();
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(fc.jsonValue({ maxDepth: 6 }), nasty), async (r, v) => {
         const text = toJson(v);
@@ -355,7 +362,7 @@ describe('fuzz: no 5xx for any input', () => {
   });
 
   test('signed agent routes: malformed bytes and content types, signed as sent', async () => {
-    const routes = agentRoutes();
+    const routes = noLongPolls();
     const texts = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.string({ unit: 'binary', maxLength: 200 }),
