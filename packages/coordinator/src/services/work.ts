@@ -88,13 +88,17 @@ export const WORK_EXCHANGE_BODY_LIMIT_BYTES = 16 * 1024;
  */
 export function exchangeWork(rt: WorkDeps, nodeId: string, req: { waitMs: number; started: string[] }): Promise<WorkExchangeResponse> {
   return inPollSlot(rt, nodeId, async () => {
-    const ids = [...new Set(req.started)];
-    // Concurrent, so they share one group commit (store/group-commit.ts).
+    // Concurrent, so they share one group commit (store/group-commit.ts), in id order: the order the node's
+    // heartbeat locks its attempts in (store/nodes.ts), so the two never deadlock on PostgreSQL.
+    const ids = [...new Set(req.started)].sort(byteOrder);
     const started = await Promise.all(ids.map((id) => startCarried(rt, nodeId, id)));
     const snap = await waitForWork(rt, nodeId, ids.length > 0 ? 0 : req.waitMs);
     return { ...sealed(rt, nodeId, snap), started };
   });
 }
+
+/** Ids compared as bytes, like PostgreSQL's COLLATE "C". */
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A carried start the attempt's state refuses (not this node's, or ended) is answered, not thrown: the others still count. */
 async function startCarried(rt: WorkDeps, nodeId: string, attemptId: string): Promise<StartOutcome> {

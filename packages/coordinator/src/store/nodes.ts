@@ -193,6 +193,9 @@ export async function heartbeat(ctx: StoreContext, nodeId: string, now: number, 
       })
       .where('node_id', '=', nodeId)
       .where('state', 'in', ['assigned', 'running'])
+      // PostgreSQL: the rows are locked in id order, the order a group of this node's starts takes them (services
+      // work.ts), so a heartbeat never deadlocks with one (in scan order it did, under load: a second lost each time).
+      .$if(ctx.q.forUpdate, (qb) => qb.where('id', 'in', (eb) => eb.selectFrom('attempts').select('id').where('node_id', '=', nodeId).where('state', 'in', ['assigned', 'running']).orderBy(sql`id collate "C"`).forUpdate()))
       .returningAll()
       .execute();
     const active = rows.map(attemptFromRow).sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
