@@ -7,7 +7,7 @@
  * keys sorted (no whitespace), UTF-8. Every field is a string or an integer (exitCode may be null), so the
  * JSON is the same on every implementation.
  */
-import { sign, verify } from 'node:crypto';
+import { type KeyObject, sign, verify } from 'node:crypto';
 import { z } from 'zod';
 import type { AttemptMetrics } from './job.js';
 import { outputRootDigest, privateKeyObject, publicKeyFromRaw, sha256Hex } from './signing.js';
@@ -88,11 +88,12 @@ export function signCommitment(c: ResultCommitment, privateKeyPem: string): stri
 }
 
 /** True when the signature is the node key's over this commitment. Never throws. */
-export function verifyCommitment(c: ResultCommitment, signatureB64: string, publicKeyB64: string): boolean {
+/** `publicKey`: the node's key, base64 of its 32 raw bytes, or already made (a verifier's cache). */
+export function verifyCommitment(c: ResultCommitment, signatureB64: string, publicKey: string | KeyObject): boolean {
   try {
     const sig = Buffer.from(signatureB64, 'base64');
     if (sig.length !== 64) return false;
-    return verify(null, canonicalCommitment(c), publicKeyFromRaw(publicKeyB64), sig);
+    return verify(null, canonicalCommitment(c), typeof publicKey === 'string' ? publicKeyFromRaw(publicKey) : publicKey, sig);
   } catch {
     return false;
   }

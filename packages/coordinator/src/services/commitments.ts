@@ -43,8 +43,9 @@ export async function checkCommitment(rt: CommitmentsDeps, nodeId: string, a: At
   } else if (c.ciphertextDigest !== undefined) {
     invalid('commitment.ciphertextDigest', 'is only for encrypted jobs; leave it out');
   }
-  const node = await rt.store.getNode(nodeId);
-  if (!node || !verifyCommitment(c, r.commitmentSignature, node.publicKey)) {
+  // The key the request's signature was checked with (cached: a node's key never changes, its id derives from it).
+  const key = await rt.nodeKeys.get(nodeId);
+  if (!key || !verifyCommitment(c, r.commitmentSignature, key)) {
     invalid('commitmentSignature', `does not verify against node ${nodeId}'s key over the canonical commitment ("gpux-commitment-v1\\n" + sorted-key JSON)`);
   }
   return canonicalJson(c);
