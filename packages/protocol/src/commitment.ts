@@ -87,8 +87,10 @@ export function signCommitment(c: ResultCommitment, privateKeyPem: string): stri
   return sign(null, canonicalCommitment(c), privateKeyObject(privateKeyPem)).toString('base64');
 }
 
-/** True when the signature is the node key's over this commitment. Never throws. */
-/** `publicKey`: the node's key, base64 of its 32 raw bytes, or already made (a verifier's cache). */
+/**
+ * True when the signature is the node key's over this commitment. Never throws. `publicKey`: the node's key,
+ * base64 of its 32 raw bytes, or already made (a verifier's cache).
+ */
 export function verifyCommitment(c: ResultCommitment, signatureB64: string, publicKey: string | KeyObject): boolean {
   try {
     const sig = Buffer.from(signatureB64, 'base64');

@@ -11,15 +11,11 @@ export type TakeUp =
   | { kind: 'refused'; message: string }
   /** Start it on its own (POST …/start): the coordinator takes no carried starts, or did not answer this one. */
   | { kind: 'explicit' }
-  /** It never reached the coordinator before its lease ran out, or the agent stopped: it did not run. */
+  /** It never reached the coordinator before its lease ran out: it did not run (the coordinator requeues it). */
   | { kind: 'gave-up' };
 
 export class CarriedStarts {
   private readonly waiting = new Map<string, { deadline: number; resolve(t: TakeUp): void }>();
-
-  get size(): number {
-    return this.waiting.size;
-  }
 
   /** Resolves once an exchange answered the start, or as TakeUp says. `deadline`: the assignment's lease. */
   enqueue(attemptId: string, deadline: number): Promise<TakeUp> {
@@ -49,7 +45,7 @@ export class CarriedStarts {
     for (const [id, w] of this.waiting) if (w.deadline <= now) this.settle(id, { kind: 'gave-up' });
   }
 
-  /** Every waiting start at once: explicit (the coordinator has no exchange) or gave-up (the agent stops). */
+  /** Every waiting start at once: the coordinator has no exchange, or the agent stops (each is then sent on its own). */
   settleAll(t: TakeUp): void {
     for (const id of [...this.waiting.keys()]) this.settle(id, t);
   }
