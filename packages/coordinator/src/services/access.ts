@@ -93,19 +93,18 @@ export async function revokeEnrollment(rt: AccessDeps, p: Principal, id: string,
     await rt.signals.nodeChanged(nodeId);
     rt.work.wake(nodeId);
   }
-  let lostAttempts = 0;
+  // Their attempts end now, here or by the periodic expiry pass if it comes first: the store counted them.
   if (res.removedNodeIds.length > 0) {
-    const removed = new Set(res.removedNodeIds);
     for (;;) {
       const lost = await rt.store.expireLeases(now, rt.decider, EXPIRE_BATCH);
       for (const l of lost) {
         rt.metrics.leaseExpiries.inc();
         rt.signals.attemptEnded(l.attemptId, l.jobId, 'lost');
-        if (removed.has(l.nodeId)) lostAttempts++;
       }
       if (lost.length < EXPIRE_BATCH) break;
     }
   }
+  const lostAttempts = res.lostAttempts;
   rt.logger.warn({ enrollmentId: id, by: p.accountId, removedNodes: res.removedNodeIds.length, lostAttempts }, 'enrollment revoked');
   return { enrollment: enrollmentView(res.enrollment, res.nodes), removedNodes: res.removedNodeIds, lostAttempts };
 }

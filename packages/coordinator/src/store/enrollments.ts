@@ -93,7 +93,7 @@ export function revokeEnrollment(
   id: string,
   now: number,
   removeNodes: boolean,
-): Promise<{ enrollment: EnrollmentRecord; removedNodeIds: string[]; nodes: number } | undefined> {
+): Promise<{ enrollment: EnrollmentRecord; removedNodeIds: string[]; lostAttempts: number; nodes: number } | undefined> {
   return inTx(ctx, async (trx) => {
     const row = await trx
       .selectFrom('enrollments')
@@ -104,19 +104,22 @@ export function revokeEnrollment(
     if (!row) return undefined;
     if (row.revoked_at === null) await trx.updateTable('enrollments').set({ revoked_at: now }).where('id', '=', id).execute();
     let removedNodeIds: string[] = [];
+    let lostAttempts = 0;
     if (removeNodes) {
       const nodes = await trx.selectFrom('nodes').select('id').where('enrollment_id', '=', id).where('removed_at', 'is', null).orderBy('id').execute();
       removedNodeIds = nodes.map((n) => n.id);
       if (removedNodeIds.length > 0) {
         // Nodes first, then their attempts: the lock order of heartbeat and registerNode.
         await trx.updateTable('nodes').set({ removed_at: now, status: 'offline' }).where('enrollment_id', '=', id).where('removed_at', 'is', null).execute();
-        // Their leases end now: the node can no longer renew them, and expireLeases ends them as lost.
-        await trx
+        // Their leases end now: the node can no longer renew them, and expireLeases ends them as lost (the caller's
+        // pass or the periodic one, whichever comes first: counted here).
+        const ended = await trx
           .updateTable('attempts')
           .set({ lease_expires_at: now - 1 })
           .where('node_id', 'in', trx.selectFrom('nodes').select('id').where('enrollment_id', '=', id).where('removed_at', '=', now))
           .where('state', 'in', ['assigned', 'running'])
-          .execute();
+          .executeTakeFirst();
+        lostAttempts = Number(ended.numUpdatedRows);
         await insertEvents(
           trx,
           ctx,
@@ -131,7 +134,7 @@ export function revokeEnrollment(
       .where('enrollment_id', '=', id)
       .where('removed_at', 'is', null)
       .executeTakeFirstOrThrow();
-    return { enrollment: enrollmentFromRow(after), removedNodeIds, nodes: Number(live.n) };
+    return { enrollment: enrollmentFromRow(after), removedNodeIds, lostAttempts, nodes: Number(live.n) };
   });
 }
 

@@ -22,7 +22,8 @@ export interface TokensPort {
    * attempts are cut to expire (expireLeases then ends them as lost), in the same transaction. `nodes`: its
    * live nodes after the call.
    */
-  revokeEnrollment(id: string, now: number, removeNodes: boolean): Promise<{ enrollment: EnrollmentRecord; removedNodeIds: string[]; nodes: number } | undefined>;
+  /** lostAttempts: the removed nodes' assigned and running attempts, whose leases end now (expireLeases ends them as lost). */
+  revokeEnrollment(id: string, now: number, removeNodes: boolean): Promise<{ enrollment: EnrollmentRecord; removedNodeIds: string[]; lostAttempts: number; nodes: number } | undefined>;
   /** Live (not removed) nodes of one provider account. */
   countProviderNodes(providerId: string): Promise<number>;
   /** Enrollments of the account that still register nodes: not revoked, not expired at `now`. */

@@ -94,6 +94,7 @@ export function tokenTests(open: OpenStore): void {
       assert.deepEqual(res?.removedNodeIds, ['node-1']);
       assert.equal(res?.enrollment.revokedAt, T0 + 10);
       assert.equal(res?.nodes, 0);
+      assert.equal(res?.lostAttempts, 1, 'the attempt whose lease the removal ended');
       const node = await store.getNode('node-1');
       assert.equal(node?.removedAt, T0 + 10);
       assert.equal(node?.status, 'offline');
@@ -103,7 +104,8 @@ export function tokenTests(open: OpenStore): void {
         lost.map((l) => l.attemptId),
         ['att-1'],
       );
-      assert.equal((await store.revokeEnrollment('enr-1', T0 + 20, true))?.enrollment.revokedAt, T0 + 10, 'again: nothing more');
+      const again = await store.revokeEnrollment('enr-1', T0 + 20, true);
+      assert.deepEqual([again?.enrollment.revokedAt, again?.removedNodeIds, again?.lostAttempts], [T0 + 10, [], 0], 'again: nothing more');
       assert.equal(await store.revokeEnrollment('enr-x', T0, true), undefined);
       assert.equal(await store.countProviderNodes('prov-a'), 0);
     }));
