@@ -8,6 +8,7 @@ import type { GpuxSystem } from './gpux-system.js';
 import { ownCpuMs } from './cpu.js';
 import { closedLoop, openLoop, waitUntil } from './load.js';
 import { NOOP_SPEC } from './noop-job.js';
+import type { DbWaits, WaitWatch } from './pg-waits.js';
 import { type JobTimes, type Phase, type PhaseResult, phaseResult } from './phase.js';
 import { summarize } from './stats.js';
 
@@ -49,6 +50,8 @@ export interface GpuxPhaseResult extends PhaseResult {
   spread: Spread;
   /** Market runs only; null without a market. */
   money: MoneyCheck | null;
+  /** PostgreSQL with --diagnose: what the connections waited for while the jobs went through. */
+  dbWaits: DbWaits | null;
 }
 
 async function moneyCheck(sys: GpuxSystem): Promise<MoneyCheck | null> {
@@ -95,7 +98,15 @@ async function stages(client: GpuxClient, sample: Array<{ id: string; submit: nu
 /** CPU ms of the PostgreSQL backends of the phase's database; null on SQLite. */
 export type DbCpu = () => Promise<number | null>;
 
-export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: number, tag: string, dbCpu: DbCpu): Promise<GpuxPhaseResult> {
+export async function runGpuxPhase(
+  sys: GpuxSystem,
+  phase: Phase,
+  deadlineMs: number,
+  tag: string,
+  dbCpu: DbCpu,
+  watchWaits: (() => WaitWatch) | null = null,
+): Promise<GpuxPhaseResult> {
+  const watch = watchWaits?.();
   const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
   const submitted: Array<{ id: string; submit: number }> = [];
   // Submitter j goes through replica j mod N (one replica: always the buyer's one client).
@@ -112,6 +123,7 @@ export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: nu
   // Every phase has its own system, so "no unfinished job" means this phase's jobs are all done.
   const drained = await waitUntil(async () => (await sys.buyer.listJobs({ state: UNFINISHED, limit: 1 })).jobs.length === 0, deadlineMs, 100);
   const cpuEnd = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
+  const dbWaits = watch ? await watch.stop() : null;
   const records = await readAllJobs(sys.buyer);
   const times: JobTimes[] = submitted.map(({ id, submit }) => {
     const j = records.get(id);
@@ -123,5 +135,5 @@ export async function runGpuxPhase(sys: GpuxSystem, phase: Phase, deadlineMs: nu
   const ran = sys.executors.map((e) => e.started);
   const total = ran.reduce((a, b) => a + b, 0);
   const spread = { agentsUsed: ran.filter((n) => n > 0).length, busiestShare: total ? Math.max(...ran) / total : 0 };
-  return { ...phaseResult(load, times, !drained, cpuStart, cpuEnd), stages: await stages(sys.buyer, sample), spread, money: await moneyCheck(sys) };
+  return { ...phaseResult(load, times, !drained, cpuStart, cpuEnd), stages: await stages(sys.buyer, sample), spread, money: await moneyCheck(sys), dbWaits };
 }

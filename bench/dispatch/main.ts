@@ -56,15 +56,17 @@ async function gpuxPhase(args: BenchArgs, db: Db, market: Market, replicas: numb
   let coord: CoordinatorDiagnostics | null = null;
   try {
     const dbCpu = async () => (db === 'postgres' ? pg!.backendCpuMs(dbUrl) : null);
-    result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${market}-${phase.kind}-${process.pid}`, dbCpu);
+    const watch = args.diagnose && db === 'postgres' ? () => pg!.watchWaits(dbUrl) : null;
+    result = await runGpuxPhase(sys, phase, deadlineOf(args, phase), `${db}-${market}-${phase.kind}-${process.pid}`, dbCpu, watch);
   } finally {
     coord = await sys.stop();
   }
-  const { stages, spread, money, ...rest } = result;
+  const { stages, spread, money, dbWaits, ...rest } = result;
   const diag: PhaseDiagnostics = {
     stages,
     spread,
     money,
+    dbWaits,
     storeCalls: coord && storeCallSummary(coord.storeCalls, rest.jobs),
     eventLoopDelayMs: coord?.eventLoopDelayMs ?? null,
     httpRequests: coord?.httpRequests ? perJob(coord.httpRequests, rest.jobs) : null,

@@ -5,6 +5,7 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { parentPid, processCpuMs, processTreeCpuMs } from './cpu.js';
+import { type WaitWatch, watchWaits } from './pg-waits.js';
 
 export interface BenchPg {
   /** Where the cluster came from, for the report. */
@@ -21,6 +22,8 @@ export interface BenchPg {
    * Monotonic, unlike backendCpuMs, which loses the time of a backend that exits (a pool closing idle connections).
    */
   clusterCpuMs(): Promise<number | null>;
+  /** Sample what the database's connections are doing every `everyMs` until stop() (pgWaits.ts). */
+  watchWaits(dbUrl: string, everyMs?: number): WaitWatch;
   stop(): Promise<void>;
 }
 
@@ -83,6 +86,9 @@ export async function openBenchPg(env: NodeJS.ProcessEnv, via: 'socket' | 'tcp' 
         if (Number.isInteger(pid) && parentPid(pid) === postmaster) sum += processCpuMs(pid) ?? 0;
       }
       return sum;
+    },
+    watchWaits(dbUrl, everyMs = 100) {
+      return watchWaits(admin, new URL(dbUrl).pathname.slice(1), everyMs);
     },
     async stop() {
       for (const db of created) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});

@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import type { BenchArgs, Market } from './args.js';
 import type { StoreCalls } from './bench-coordinator.js';
 import type { MoneyCheck, Spread, StageBreakdown } from './gpux-phase.js';
+import type { DbWaits } from './pg-waits.js';
 import type { PhaseResult } from './phase.js';
 
 export interface Row {
@@ -116,6 +117,8 @@ export interface PhaseDiagnostics {
   eventLoopDelayMs: { p50: number; p99: number; max: number } | null;
   /** HTTP requests per job by method and route, over the system's life, with --diagnose. */
   httpRequests: Record<string, number> | null;
+  /** PostgreSQL with --diagnose: mean connections per state while the jobs went through (pg-waits.ts). */
+  dbWaits: DbWaits | null;
 }
 
 export function perJob(counts: Record<string, number>, jobs: number): Record<string, number> {
@@ -135,7 +138,7 @@ export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number
 export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
   const out = ['where the time goes (gpux, a sample of up to 100 jobs per phase, p50/p99 ms):'];
   const w = Math.max(20, ...Object.keys(diag).map((k) => k.length));
-  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop, httpRequests: http }] of Object.entries(diag)) {
+  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop, httpRequests: http, dbWaits }] of Object.entries(diag)) {
     const parts = s ? (['accept', 'place', 'claim', 'commit'] as const).map((k) => `${k} ${ms(s[k].p50)}/${ms(s[k].p99)}`) : ['no sample'];
     out.push(`  ${phase.padEnd(w)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
     if (money) out.push(`  ${''.padEnd(w)} books after: escrow left ${money.escrow}, treasury fees ${money.treasury} (USDC minor units), ledger ${money.balanced ? 'balanced' : 'NOT balanced'}`);
@@ -149,6 +152,10 @@ export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
       out.push(`  ${''.padEnd(w)} HTTP requests per job ${total.toFixed(2)}: ${top.map(([k, v]) => `${k} ${v}`).join(', ')}`);
     }
     if (loop) out.push(`  ${''.padEnd(w)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
+    if (dbWaits) {
+      const top = dbWaits.mean.slice(0, 5).map((x) => `${x.what} ${x.connections}`);
+      out.push(`  ${''.padEnd(w)} PostgreSQL connections, mean of ${dbWaits.samples} samples: ${top.join(', ')}`);
+    }
   }
   return out.join('\n');
 }
