@@ -106,8 +106,6 @@ export async function runGpuxPhase(
   dbCpu: DbCpu,
   watchWaits: (() => WaitWatch) | null = null,
 ): Promise<GpuxPhaseResult> {
-  const watch = watchWaits?.();
-  const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
   const submitted: Array<{ id: string; submit: number }> = [];
   // Submitter j goes through replica j mod N (one replica: always the buyer's one client).
   const submit = async (i: number, submitter: number) => {
@@ -116,14 +114,21 @@ export async function runGpuxPhase(
     const res = await client.submitJob(NOOP_SPEC, { idempotencyKey: `${tag}-${i}` });
     submitted.push({ id: res.job.id, submit: t });
   };
-  const load =
-    phase.kind === 'throughput'
-      ? await closedLoop(phase.jobs, phase.concurrency, deadlineMs, submit)
-      : await openLoop(phase.rate, phase.seconds, 1000, submit);
-  // Every phase has its own system, so "no unfinished job" means this phase's jobs are all done.
-  const drained = await waitUntil(async () => (await sys.buyer.listJobs({ state: UNFINISHED, limit: 1 })).jobs.length === 0, deadlineMs, 100);
-  const cpuEnd = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
-  const dbWaits = watch ? await watch.stop() : null;
+  const sendAndDrain = async () => {
+    const cpuStart = { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() };
+    const load =
+      phase.kind === 'throughput'
+        ? await closedLoop(phase.jobs, phase.concurrency, deadlineMs, submit)
+        : await openLoop(phase.rate, phase.seconds, 1000, submit);
+    // Every phase has its own system, so "no unfinished job" means this phase's jobs are all done.
+    const drained = await waitUntil(async () => (await sys.buyer.listJobs({ state: UNFINISHED, limit: 1 })).jobs.length === 0, deadlineMs, 100);
+    return { cpuStart, load, drained, cpuEnd: { server: sys.coordinatorCpuMs(), client: ownCpuMs(), db: await dbCpu() } };
+  };
+  const watch = watchWaits?.();
+  let dbWaits: DbWaits | null = null;
+  const { cpuStart, load, drained, cpuEnd } = await sendAndDrain().finally(async () => {
+    dbWaits = watch ? await watch.stop() : null;
+  });
   const records = await readAllJobs(sys.buyer);
   const times: JobTimes[] = submitted.map(({ id, submit }) => {
     const j = records.get(id);

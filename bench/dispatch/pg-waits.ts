@@ -46,10 +46,11 @@ export function watchWaits(admin: pg.Client, database: string, everyMs: number):
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const res = await admin.query<Activity>(
-        'SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-        [database],
-      );
+      // A sample that fails (the cluster is stopping) ends the sampling; the phase's own errors say why.
+      const res = await admin
+        .query<Activity>('SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database])
+        .catch(() => null);
+      if (!res) return;
       samples++;
       for (const a of res.rows) {
         const what = stateOf(a);
