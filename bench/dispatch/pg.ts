@@ -22,7 +22,7 @@ export interface BenchPg {
    * Monotonic, unlike backendCpuMs, which loses the time of a backend that exits (a pool closing idle connections).
    */
   clusterCpuMs(): Promise<number | null>;
-  /** Sample what the database's connections are doing every `everyMs` until stop() (pgWaits.ts). */
+  /** Sample what the database's connections are doing every `everyMs` until stop() (pg-waits.ts). */
   watchWaits(dbUrl: string, everyMs?: number): WaitWatch;
   stop(): Promise<void>;
 }
