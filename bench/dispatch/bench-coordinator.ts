@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Store } from '@gpux/core';
-import { loadCoordinatorConfig, openPostgresStore, openSqliteStore, openStore, parseDbUrl, startCoordinator } from '@gpux/coordinator';
+import { loadCoordinatorConfig, openPostgresStore, openSqliteStore, parseDbUrl, type QueryObserver, startCoordinator } from '@gpux/coordinator';
 
 export interface BenchCoordinatorSettings {
   db: string;
@@ -23,12 +23,13 @@ export interface BenchCoordinatorSettings {
   diagnosticsFile: string | null;
 }
 
-/** The store the coordinator would open itself, or one with the benchmark's settings; null: let it open its own. */
-async function openBenchStore(s: BenchCoordinatorSettings): Promise<Store | null> {
+/** A store with the benchmark's settings and statement observer; null: let the coordinator open its own. */
+async function openBenchStore(s: BenchCoordinatorSettings, onQuery: QueryObserver | null): Promise<Store | null> {
   const target = parseDbUrl(s.db);
-  if (target.dialect === 'sqlite' && s.sqliteSynchronous !== null) return openSqliteStore(target.path, { synchronous: s.sqliteSynchronous });
-  if (target.dialect === 'postgres' && s.pgPool !== null) return openPostgresStore(target.url, { max: s.pgPool });
-  return s.diagnosticsFile === null ? null : openStore(s.db);
+  const observed = onQuery ? { onQuery } : {};
+  if (target.dialect === 'sqlite' && (s.sqliteSynchronous !== null || onQuery)) return openSqliteStore(target.path, { ...(s.sqliteSynchronous !== null && { synchronous: s.sqliteSynchronous }), ...observed });
+  if (target.dialect === 'postgres' && (s.pgPool !== null || onQuery)) return openPostgresStore(target.url, { ...(s.pgPool !== null && { max: s.pgPool }), ...observed });
+  return null;
 }
 
 /** Calls of one Store method: how many, and their summed wall time (ms, queueing for a connection included). */
@@ -44,6 +45,21 @@ export interface CoordinatorDiagnostics {
   eventLoopDelayMs: { p50: number; p99: number; max: number };
   /** HTTP requests served, by method and route (the coordinator's own metrics, read just before it closes). */
   httpRequests?: Record<string, number>;
+  /**
+   * SQL statements run after the coordinator was up (migrations left out), by text (SQLite: time executing;
+   * PostgreSQL: round trip); see sqlKey.
+   */
+  sql?: Record<string, StoreCalls>;
+}
+
+/** A statement's text as a tally key: lists of placeholders (`in (…)`, multi-row values, `case … when`) folded, so their lengths share one line. */
+export function sqlKey(sql: string): string {
+  return sql
+    .replace(/\s+/g, ' ')
+    .replace(/\$\d+/g, '?')
+    .replace(/\((\?, )+\?\)(, \((\?, )+\?\))*/g, '(…)')
+    .replace(/( when \? then \?)+/g, ' when … then …')
+    .slice(0, 200);
 }
 
 /** Requests served by method and route, summed over statuses, from the Prometheus text of GET /metrics. */
@@ -102,11 +118,22 @@ export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
       ...(s.coordinatorKeyFile === null ? {} : { coordinatorKeyFile: s.coordinatorKeyFile }),
     },
   );
-  const raw = await openBenchStore(s);
+  const sql: Record<string, StoreCalls> = {};
+  let counting = false;
+  const onQuery: QueryObserver = (text, ms) => {
+    if (!counting) return;
+    const k = sqlKey(text);
+    const c = sql[k] ?? { calls: 0, totalMs: 0 };
+    sql[k] = c;
+    c.calls++;
+    c.totalMs += ms;
+  };
+  const raw = await openBenchStore(s, s.diagnosticsFile === null ? null : onQuery);
   if (raw === null) return startCoordinator(config);
   // The coordinator does not close a store it was handed: this wrapper does.
   const counts: Record<string, StoreCalls> = {};
   const c = await startCoordinator(config, { store: s.diagnosticsFile === null ? raw : countingStore(raw, counts) });
+  counting = true;
   const file = s.diagnosticsFile;
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
@@ -116,7 +143,7 @@ export async function startBenchCoordinator(s: BenchCoordinatorSettings) {
     await c.close();
     await raw.close();
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-    const diag: CoordinatorDiagnostics = { storeCalls: counts, eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) }, httpRequests };
+    const diag: CoordinatorDiagnostics = { storeCalls: counts, eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) }, httpRequests, sql };
     if (file !== null) writeFileSync(file, JSON.stringify(diag));
   };
   return { ...c, close };

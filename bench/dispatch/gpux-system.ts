@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { loadAgentConfig, startAgent } from '@gpux/agent';
 import { GpuxClient } from '@gpux/sdk';
 import { startChildServer } from '../lib/child-server.js';
-import { type BenchCoordinatorSettings, type CoordinatorDiagnostics, startBenchCoordinator } from './bench-coordinator.js';
+import { type BenchCoordinatorSettings, type CoordinatorDiagnostics, type StoreCalls, startBenchCoordinator } from './bench-coordinator.js';
 import { processCpuMs } from './cpu.js';
 import { waitUntil } from './load.js';
 import { NoopExecutor } from './noop-executor.js';
@@ -93,21 +93,24 @@ async function startReplicas(settings: BenchCoordinatorSettings, n: number, dir:
   }
 }
 
-/** One replica's diagnostics, or several summed (Store calls) and taken at their worst (event-loop delay). */
+/** One replica's diagnostics, or several summed (Store calls, statements) and taken at their worst (event-loop delay). */
 function mergeDiagnostics(files: string[]): CoordinatorDiagnostics | null {
   const all = files.filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')) as CoordinatorDiagnostics);
   if (all.length <= 1) return all[0] ?? null;
-  const storeCalls: CoordinatorDiagnostics['storeCalls'] = {};
-  for (const d of all) {
-    for (const [k, c] of Object.entries(d.storeCalls)) {
-      const sum = storeCalls[k] ?? { calls: 0, totalMs: 0 };
-      storeCalls[k] = { calls: sum.calls + c.calls, totalMs: sum.totalMs + c.totalMs };
+  const sumCalls = (of: (d: CoordinatorDiagnostics) => Record<string, StoreCalls> | undefined) => {
+    const out: Record<string, StoreCalls> = {};
+    for (const d of all) {
+      for (const [k, c] of Object.entries(of(d) ?? {})) {
+        const sum = out[k] ?? { calls: 0, totalMs: 0 };
+        out[k] = { calls: sum.calls + c.calls, totalMs: sum.totalMs + c.totalMs };
+      }
     }
-  }
+    return out;
+  };
   const httpRequests: Record<string, number> = {};
   for (const d of all) for (const [k, n] of Object.entries(d.httpRequests ?? {})) httpRequests[k] = (httpRequests[k] ?? 0) + n;
   const worst = (k: 'p50' | 'p99' | 'max') => Math.max(...all.map((d) => d.eventLoopDelayMs[k]));
-  return { storeCalls, eventLoopDelayMs: { p50: worst('p50'), p99: worst('p99'), max: worst('max') }, httpRequests };
+  return { storeCalls: sumCalls((d) => d.storeCalls), eventLoopDelayMs: { p50: worst('p50'), p99: worst('p99'), max: worst('max') }, httpRequests, sql: sumCalls((d) => d.sql) };
 }
 
 async function startInProcess(settings: BenchCoordinatorSettings): Promise<Coordinator> {

@@ -12,7 +12,7 @@ import { startGpuxSystem } from './gpux-system.js';
 import { startGraphile } from './graphile-baseline.js';
 import { type BenchPg, openBenchPg } from './pg.js';
 import { describePhase, type Phase, type PhaseResult } from './phase.js';
-import { formatStages, formatTable, type PhaseDiagnostics, perJob, type Row, storeCallSummary, writeJson } from './report.js';
+import { formatStages, formatTable, type PhaseDiagnostics, perJob, type Row, sqlSummary, storeCallSummary, writeJson } from './report.js';
 
 const PROF_DIR = join('bench', 'results', 'prof');
 const log = (msg: string) => process.stderr.write(`[bench:dispatch] ${msg}\n`);
@@ -70,6 +70,7 @@ async function gpuxPhase(args: BenchArgs, db: Db, market: Market, replicas: numb
     storeCalls: coord && storeCallSummary(coord.storeCalls, rest.jobs),
     eventLoopDelayMs: coord?.eventLoopDelayMs ?? null,
     httpRequests: coord?.httpRequests ? perJob(coord.httpRequests, rest.jobs) : null,
+    sql: coord?.sql ? sqlSummary(coord.sql, rest.jobs) : null,
   };
   return { result: rest, diag };
 }

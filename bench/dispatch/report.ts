@@ -119,6 +119,26 @@ export interface PhaseDiagnostics {
   httpRequests: Record<string, number> | null;
   /** PostgreSQL with --diagnose: mean connections per state while the jobs went through (pg-waits.ts). */
   dbWaits: DbWaits | null;
+  /** SQL statements per job and their ms per job (sqlSummary), with --diagnose. */
+  sql: SqlSummary | null;
+}
+
+/** Statements per job, ms per job (SQLite: executing; PostgreSQL: round trips), and the statements that take most. */
+export interface SqlSummary {
+  perJob: number;
+  msPerJob: number;
+  top: { sql: string; perJob: number; meanUs: number; msPerJob: number }[];
+}
+
+export function sqlSummary(calls: Record<string, StoreCalls>, jobs: number, topN = 12): SqlSummary {
+  const n = Math.max(1, jobs);
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  const all = Object.entries(calls);
+  const top = all
+    .sort((a, b) => b[1].totalMs - a[1].totalMs)
+    .slice(0, topN)
+    .map(([sql, c]) => ({ sql, perJob: r2(c.calls / n), meanUs: Math.round((1000 * c.totalMs) / Math.max(1, c.calls)), msPerJob: Math.round((1000 * c.totalMs) / n) / 1000 }));
+  return { perJob: r2(all.reduce((s, [, c]) => s + c.calls, 0) / n), msPerJob: Math.round((1000 * all.reduce((s, [, c]) => s + c.totalMs, 0)) / n) / 1000, top };
 }
 
 export function perJob(counts: Record<string, number>, jobs: number): Record<string, number> {
@@ -138,7 +158,7 @@ export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number
 export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
   const out = ['where the time goes (gpux, a sample of up to 100 jobs per phase, p50/p99 ms):'];
   const w = Math.max(20, ...Object.keys(diag).map((k) => k.length));
-  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop, httpRequests: http, dbWaits }] of Object.entries(diag)) {
+  for (const [phase, { stages: s, spread, money, storeCalls: calls, eventLoopDelayMs: loop, httpRequests: http, dbWaits, sql }] of Object.entries(diag)) {
     const parts = s ? (['accept', 'place', 'claim', 'commit'] as const).map((k) => `${k} ${ms(s[k].p50)}/${ms(s[k].p99)}`) : ['no sample'];
     out.push(`  ${phase.padEnd(w)} ${parts.join('  ')}  (agents used ${spread.agentsUsed}, busiest ran ${(100 * spread.busiestShare).toFixed(0)}%)`);
     if (money) out.push(`  ${''.padEnd(w)} books after: escrow left ${money.escrow}, treasury fees ${money.treasury} (USDC minor units), ledger ${money.balanced ? 'balanced' : 'NOT balanced'}`);
@@ -150,6 +170,11 @@ export function formatStages(diag: Record<string, PhaseDiagnostics>): string {
       const total = Object.values(http).reduce((a, b) => a + b, 0);
       const top = Object.entries(http).slice(0, 8);
       out.push(`  ${''.padEnd(w)} HTTP requests per job ${total.toFixed(2)}: ${top.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    }
+    if (sql) {
+      const what = phase.startsWith('sqlite') ? 'executing' : 'round trips';
+      const top = sql.top.slice(0, 4).map((t) => `${t.sql.slice(0, 60)} ${t.perJob}x${t.meanUs} µs`);
+      out.push(`  ${''.padEnd(w)} SQL statements per job ${sql.perJob}, ${sql.msPerJob} ms per job ${what}; most: ${top.join('; ')}`);
     }
     if (loop) out.push(`  ${''.padEnd(w)} coordinator event-loop delay p50/p99/max ms: ${loop.p50}/${loop.p99}/${loop.max}`);
     if (dbWaits) {

@@ -1,9 +1,10 @@
-/** openStore / parseDbUrl: the accepted --db forms and the error for anything else. */
+/** openStore / parseDbUrl: the accepted --db forms and the error for anything else; the stores' onQuery observer. */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import { tempDir } from '@gpux/testing';
-import { openStore, parseDbUrl } from '../src/store/index.js';
+import { describe, test } from 'node:test';
+import type { Store } from '@gpux/core';
+import { requirePostgres, sampleJobSpec, startPostgres, tempDir } from '@gpux/testing';
+import { openPostgresStore, openSqliteStore, openStore, parseDbUrl, type QueryObserver } from '../src/store/index.js';
 
 test('parseDbUrl accepts sqlite:PATH, sqlite://PATH, *.db paths and postgres URLs', () => {
   assert.deepEqual(parseDbUrl('sqlite:data/gpux.db'), { dialect: 'sqlite', path: 'data/gpux.db' });
@@ -45,4 +46,46 @@ test('openStore opens and migrates a SQLite file from each form', async () => {
   } finally {
     await dir.cleanup();
   }
+});
+
+/** What an onQuery observer saw while one job was enqueued: its insert, inside the write transaction, timed. */
+async function observedSubmit(open: (onQuery: QueryObserver) => Promise<Store>): Promise<void> {
+  const seen: { sql: string; ms: number }[] = [];
+  let on = false;
+  const store = await open((sql, ms) => {
+    if (on) seen.push({ sql, ms });
+  });
+  try {
+    on = true;
+    await store.submitJob({ id: 'job_observed', buyerId: 'b', spec: sampleJobSpec(), idempotencyKey: null, now: 1 });
+    on = false;
+    assert.ok(
+      seen.some((q) => /^insert into "jobs"/.test(q.sql)),
+      `the job's insert was seen: ${seen.map((q) => q.sql.slice(0, 40)).join(' | ')}`,
+    );
+    assert.ok(seen.some((q) => /^commit$/i.test(q.sql.trim())), 'the commit was seen');
+    assert.ok(seen.every((q) => Number.isFinite(q.ms) && q.ms >= 0));
+  } finally {
+    await store.close();
+  }
+}
+
+test('onQuery: a SQLite store tells its observer each statement with its time', async () => {
+  const dir = tempDir('gpux-open-store');
+  try {
+    await observedSubmit((onQuery) => openSqliteStore(join(dir.path, 'q.db'), { onQuery }));
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+describe('onQuery on PostgreSQL', requirePostgres(), () => {
+  test('a PostgreSQL store tells its observer each statement with its round trip', async () => {
+    const server = await startPostgres();
+    try {
+      await observedSubmit((onQuery) => openPostgresStore(server.url, { onQuery }));
+    } finally {
+      await server.stop();
+    }
+  });
 });

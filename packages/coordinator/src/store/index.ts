@@ -9,6 +9,7 @@ export { createKyselyStore } from './kysely-store.js';
 export { runMigrations } from './migrate.js';
 export { MIGRATIONS, type Migration } from './migrations/index.js';
 export { type PostgresStoreOptions, openPostgresStore } from './postgres.js';
+export type { QueryObserver } from './query-observer.js';
 export type { Database } from './schema.js';
 export { type SqliteStoreOptions, openSqliteStore } from './sqlite.js';
 

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { StorePolicies } from './context.js';
 import { createKyselyStore } from './kysely-store.js';
+import { logConfigFor, type QueryObserver } from './query-observer.js';
 import type { Database } from './schema.js';
 import { type ModeNotice, secureDatabaseFiles, secureDatabaseLocation } from './sqlite-file-modes.js';
 import { type FlushFile, WalSync } from './wal-sync.js';
@@ -20,6 +21,8 @@ export interface SqliteStoreOptions {
   onModeFixed?: ModeNotice;
   /** The coordinator's store policies (node stats); defaults for anything left out. */
   policies?: StorePolicies;
+  /** Told of every statement and its time (a diagnostic: query-observer.ts). */
+  onQuery?: QueryObserver;
 }
 
 const warnOnStderr: ModeNotice = (message) => process.emitWarning(message, { code: 'GPUX_FILE_MODE' });
@@ -79,7 +82,7 @@ export async function openSqliteStore(path: string, opts: SqliteStoreOptions = {
     raw.close();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw, wal) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw, wal) }), ...logConfigFor(opts.onQuery) });
   // With synchronous=NORMAL as the base there is nothing to relax (and nothing to restore): a relaxed commit
   // just does not wait for the WAL flush.
   const relaxedCommit = opts.synchronous === 'NORMAL' || wal ? { before: null, inside: null, after: null } : undefined;
