@@ -6,9 +6,9 @@
 import type { LogConfig } from 'kysely';
 
 /**
- * `sql`: the statement's text with placeholders; `ms`: from sending it to its result. On SQLite that is the
- * statement's execution (synchronous, on the event loop); on PostgreSQL the round trip to the server, waits for
- * row locks included.
+ * `sql`: the statement's text with placeholders; `ms`: from sending it to its result reaching the awaiting code. On
+ * SQLite that is mostly the statement's execution (synchronous, on the event loop); on PostgreSQL the round trip to
+ * the server, waits for row locks included.
  */
 export type QueryObserver = (sql: string, ms: number) => void;
 
