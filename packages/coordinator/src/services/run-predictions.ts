@@ -79,14 +79,16 @@ export class RunPredictions {
     const startAt = job.state === 'queued' && index ? this.startOf(job, index, now) : null;
     const running = job.state === 'running' && job.startedAt !== null ? job.startedAt : null;
     const startedAt = running !== null ? { median: running, p90: running } : startAt;
+    const runTimeMs = known ? { median: Math.round(p.medianMs), p90: Math.round(p.p90Ms) } : null;
     return {
-      runTimeMs: known ? { median: Math.round(p.medianMs), p90: Math.round(p.p90Ms) } : null,
+      runTimeMs,
       basis: p.basis,
       samples: p.samples,
       basisText: BASIS_TEXT[p.basis],
       startAt,
-      // Its start (or predicted start: median, and its p90 for the late bound) plus the run time, never before now.
-      finishAt: known && startedAt !== null ? { median: Math.max(now, Math.round(startedAt.median + p.medianMs)), p90: Math.max(now, Math.round(startedAt.p90 + p.p90Ms)) } : null,
+      // Its start (or predicted start: median, and its p90 for the late bound) plus the run time shown, never before
+      // now. Whole ms added to whole ms: rounding the sum instead (1.8e12 + 5022.4999…) could show one ms more.
+      finishAt: runTimeMs && startedAt !== null ? { median: Math.max(now, startedAt.median + runTimeMs.median), p90: Math.max(now, startedAt.p90 + runTimeMs.p90) } : null,
       buyerAccuracy: { runs: acc.runs, medianErrorRatio: finiteOrNull(acc.medianErrorRatio), p90Coverage: finiteOrNull(acc.p90Coverage) },
     };
   }
