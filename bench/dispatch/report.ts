@@ -130,28 +130,29 @@ export interface SqlSummary {
   top: { sql: string; perJob: number; meanUs: number; msPerJob: number }[];
 }
 
+/** Two decimals, for per-job figures. */
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
 export function sqlSummary(calls: Record<string, StoreCalls>, jobs: number, topN = 12): SqlSummary {
   const n = Math.max(1, jobs);
-  const r2 = (x: number) => Math.round(x * 100) / 100;
   const all = Object.entries(calls);
   const top = all
     .sort((a, b) => b[1].totalMs - a[1].totalMs)
     .slice(0, topN)
-    .map(([sql, c]) => ({ sql, perJob: r2(c.calls / n), meanUs: Math.round((1000 * c.totalMs) / Math.max(1, c.calls)), msPerJob: Math.round((1000 * c.totalMs) / n) / 1000 }));
-  return { perJob: r2(all.reduce((s, [, c]) => s + c.calls, 0) / n), msPerJob: Math.round((1000 * all.reduce((s, [, c]) => s + c.totalMs, 0)) / n) / 1000, top };
+    .map(([sql, c]) => ({ sql, perJob: round2(c.calls / n), meanUs: Math.round((1000 * c.totalMs) / Math.max(1, c.calls)), msPerJob: Math.round((1000 * c.totalMs) / n) / 1000 }));
+  return { perJob: round2(all.reduce((s, [, c]) => s + c.calls, 0) / n), msPerJob: Math.round((1000 * all.reduce((s, [, c]) => s + c.totalMs, 0)) / n) / 1000, top };
 }
 
 export function perJob(counts: Record<string, number>, jobs: number): Record<string, number> {
   const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
-  return Object.fromEntries(entries.map(([k, n]) => [k, Math.round((100 * n) / Math.max(1, jobs)) / 100]));
+  return Object.fromEntries(entries.map(([k, n]) => [k, round2(n / Math.max(1, jobs))]));
 }
 
 export function storeCallSummary(calls: Record<string, StoreCalls>, jobs: number): Record<string, { perJob: number; meanMs: number }> {
-  const round = (x: number) => Math.round(x * 100) / 100;
   return Object.fromEntries(
     Object.entries(calls)
       .sort((a, b) => b[1].totalMs - a[1].totalMs)
-      .map(([k, c]) => [k, { perJob: round(c.calls / Math.max(1, jobs)), meanMs: round(c.totalMs / Math.max(1, c.calls)) }]),
+      .map(([k, c]) => [k, { perJob: round2(c.calls / Math.max(1, jobs)), meanMs: round2(c.totalMs / Math.max(1, c.calls)) }]),
   );
 }
 
